@@ -5,8 +5,27 @@ Re-exports use the ``import X as X`` form so type checkers treat them as public.
 """
 
 # --- tokenizer and prompt assembler (core) ---
+from harness.prompt_assembler import DEFAULT_BUDGETS as DEFAULT_BUDGETS
+from harness.prompt_assembler import DEFAULT_STRATEGIES as DEFAULT_STRATEGIES
+from harness.prompt_assembler import LAYERS as LAYERS
+from harness.prompt_assembler import AssembledPrompt as AssembledPrompt
+from harness.prompt_assembler import LayerReport as LayerReport
+from harness.prompt_assembler import Strategy as Strategy
+from harness.prompt_assembler import Unit as Unit
+from harness.prompt_assembler import assemble as assemble
+from harness.tokenizer import ApproximateTokenizer as ApproximateTokenizer
+from harness.tokenizer import TiktokenTokenizer as TiktokenTokenizer
+from harness.tokenizer import Tokenizer as Tokenizer
 
 # --- hooks ---
+# isort: split
+from harness.hooks import PHASES as PHASES
+from harness.hooks import Halt as Halt
+from harness.hooks import HookHandler as HookHandler
+from harness.hooks import HookOutcome as HookOutcome
+from harness.hooks import HookRegistration as HookRegistration
+from harness.hooks import Hooks as Hooks
+from harness.hooks import HookTimeoutError as HookTimeoutError
 
 # --- instruction files ---
 
