@@ -1,0 +1,155 @@
+"""Typed errors of the runtime.
+
+Every error says what happened and what to do about it, so the host of a supervision tree can
+react to a class rather than parse a message.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ActorError",
+    "ActorExited",
+    "ChildRunning",
+    "DuplicateChild",
+    "FailedToStartChild",
+    "MailboxFull",
+    "MaxRestartsExceeded",
+    "NoProc",
+    "SupervisorError",
+    "SupervisorNotRunning",
+    "UnknownChild",
+]
+
+
+def describe(reason: object) -> str:
+    """Render an exit reason the way logs and messages show it."""
+    if isinstance(reason, BaseException):
+        return f"{type(reason).__name__}({reason})" if str(reason) else type(reason).__name__
+    return str(reason)
+
+
+class SupervisorError(Exception):
+    """Base class of the supervisor's errors."""
+
+
+class MaxRestartsExceeded(SupervisorError):
+    """More than ``max_restarts`` restarts happened within ``max_seconds``.
+
+    All children were stopped (in reverse start order) before this left the ``async with``.
+    """
+
+    def __init__(
+        self,
+        supervisor: str = "supervisor",
+        *,
+        max_restarts: int = 0,
+        max_seconds: float = 0.0,
+        child_id: str = "?",
+        reason: object = None,
+    ) -> None:
+        self.supervisor = supervisor
+        self.max_restarts = max_restarts
+        self.max_seconds = max_seconds
+        self.child_id = child_id
+        self.reason = reason
+        super().__init__(
+            f"supervisor {supervisor!r} reached its maximum restart intensity: more than "
+            f"{max_restarts} restart(s) within {max_seconds} s (last: child {child_id!r} exited "
+            f"with {describe(reason)}); all children were stopped. Fix the crashing child, or "
+            "raise max_restarts / lower max_seconds if such bursts are expected."
+        )
+
+
+class FailedToStartChild(SupervisorError):
+    """A child raised (or returned) before signalling ``task_status.started()``."""
+
+    def __init__(self, id: str, cause: BaseException) -> None:
+        self.id = id
+        self.cause = cause
+        super().__init__(
+            f"child {id!r} failed to start: {describe(cause)}. Its start function must call "
+            "task_status.started() once ready; see the cause for why it did not."
+        )
+
+
+class UnknownChild(SupervisorError, KeyError):
+    """No child with this id is known to the supervisor."""
+
+    def __init__(self, id: str, known: list[str]) -> None:
+        self.id = id
+        self.known = known
+        super().__init__(f"no child with id {id!r}; known ids: {known}")
+
+    def __str__(self) -> str:  # KeyError would repr() the message
+        return str(self.args[0])
+
+
+class DuplicateChild(SupervisorError, ValueError):
+    """A child with this id already exists (running or not)."""
+
+    def __init__(self, id: str, status: str) -> None:
+        self.id = id
+        self.status = status
+        super().__init__(
+            f"a child with id {id!r} already exists (status {status!r}); use a unique id, or "
+            "terminate_child + delete_child the existing one first"
+        )
+
+
+class ChildRunning(SupervisorError):
+    """The admin call needs a stopped child, but this one is running or restarting."""
+
+    def __init__(self, id: str, status: str, action: str) -> None:
+        self.id = id
+        self.status = status
+        super().__init__(
+            f"cannot {action} child {id!r}: it is {status}; call terminate_child({id!r}) first"
+        )
+
+
+class SupervisorNotRunning(SupervisorError, RuntimeError):
+    """An admin call was made outside the supervisor's ``async with`` (or while it stops)."""
+
+    def __init__(self, action: str) -> None:
+        super().__init__(
+            f"cannot {action}: the supervisor is not running; use it inside `async with`"
+        )
+
+
+class ActorError(Exception):
+    """Base class of the actor errors."""
+
+
+class ActorExited(ActorError):
+    """The actor stopped before replying: it crashed, or was shut down, with ``reason``."""
+
+    def __init__(self, reason: object) -> None:
+        self.reason = reason
+        super().__init__(
+            f"the actor exited before replying (reason: {describe(reason)}); if it is "
+            "supervised it may be restarted, so the call can be retried"
+        )
+
+
+class NoProc(ActorError):
+    """The actor is not running (never started, stopped, or between crash and restart)."""
+
+    def __init__(self, actor: str = "the actor") -> None:
+        self.actor = actor
+        super().__init__(
+            f"{actor} is not running; start it under a Supervisor (actor.child_spec()) "
+            "and retry once it is running"
+        )
+
+
+class MailboxFull(ActorError):
+    """``cast`` found the bounded mailbox full: the message was NOT delivered."""
+
+    def __init__(self, actor: str, size: int) -> None:
+        self.actor = actor
+        self.size = size
+        super().__init__(
+            f"the mailbox of {actor} is full ({size} messages); the cast was not delivered. "
+            "Slow down, use `await actor.call(...)` (which waits for room), or raise "
+            "mailbox_size"
+        )

@@ -1,0 +1,718 @@
+"""Supervisor and ChildSpec: OTP supervision rebuilt on anyio (asyncio backend).
+
+Design notes (the WHY behind the shape):
+
+- Each child runs in its own task, created unstructured (``loop.create_task``), with an anyio
+  ``CancelScope`` around its start function. A structured task group could not honour OTP's
+  shutdown contract: a child that swallows cancellation would keep the group's ``__aexit__``
+  waiting forever, whereas OTP abandons (kills) it after ``shutdown`` seconds. Being
+  unstructured, the supervisor owns the children's whole life cycle explicitly: it starts them in
+  order, stops them in reverse, and never lets a child's exception propagate anywhere. That is
+  also why one child's error can never reach the host as an ``ExceptionGroup``: each child's
+  outcome is caught and classified inside its own wrapper and turned into an exit *reason*.
+- Exits are reported to one manager task through a memory stream; the manager and the admin
+  calls serialise on one lock, like the single OTP supervisor process does with its mailbox.
+- Escalation (``MaxRestartsExceeded``) cancels a cancel scope entered around the body of the
+  ``async with``; ``__aexit__`` recognises its own cancellation and raises the bare error.
+- All stopping happens inside shielded scopes, each child bounded by its ``shutdown``, so a
+  cancelled host still stops its children in reverse order, and the host's cancellation then
+  propagates (nothing is restarted once stopping began).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import math
+from collections import deque
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass, field
+from enum import Enum
+from types import TracebackType
+from typing import Any, Final, Literal, Self, TypeAlias
+
+import anyio
+from anyio.abc import TaskStatus
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+
+from harness.runtime.errors import (
+    ChildRunning,
+    DuplicateChild,
+    FailedToStartChild,
+    MaxRestartsExceeded,
+    SupervisorNotRunning,
+    UnknownChild,
+    describe,
+)
+
+__all__ = [
+    "ChildInfo",
+    "ChildSpec",
+    "Restart",
+    "Shutdown",
+    "Status",
+    "Strategy",
+    "Supervisor",
+]
+
+logger = logging.getLogger(__name__)
+
+Restart: TypeAlias = Literal["permanent", "transient", "temporary"]
+Shutdown: TypeAlias = float | Literal["brutal"] | None
+Strategy: TypeAlias = Literal["one_for_one", "one_for_all", "rest_for_one"]
+Status: TypeAlias = Literal["running", "restarting", "stopped"]
+StartFunction: TypeAlias = Callable[[TaskStatus[Any]], Awaitable[object]]
+
+_RESTARTS: Final = ("permanent", "transient", "temporary")
+_STRATEGIES: Final = ("one_for_one", "one_for_all", "rest_for_one")
+
+
+@dataclass(frozen=True, slots=True)
+class ChildSpec:
+    """How to start one child and what to do when it exits.
+
+    ``start`` is an async callable taking ``task_status``: it calls ``task_status.started()``
+    once ready, then runs until it returns (a normal exit) or raises (an abnormal exit).
+    ``shutdown`` bounds how long stopping it may take: seconds, ``None`` (wait forever) or
+    ``"brutal"`` (cancel without waiting).
+    """
+
+    id: str
+    start: StartFunction
+    restart: Restart = field(default="permanent", kw_only=True)
+    shutdown: Shutdown = field(default=5.0, kw_only=True)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.id, str) or not self.id:
+            raise ValueError(f"ChildSpec id must be a non-empty string, got {self.id!r}")
+        if not callable(self.start):
+            raise TypeError(f"ChildSpec {self.id!r}: start must be an async callable")
+        if self.restart not in _RESTARTS:
+            raise ValueError(
+                f"ChildSpec {self.id!r}: restart must be one of {_RESTARTS}, got {self.restart!r}"
+            )
+        shutdown = self.shutdown
+        if shutdown is None or shutdown == "brutal":
+            return
+        if isinstance(shutdown, bool) or not isinstance(shutdown, int | float) or shutdown < 0:
+            raise ValueError(
+                f"ChildSpec {self.id!r}: shutdown must be seconds >= 0, None (wait forever) "
+                f"or 'brutal', got {shutdown!r}"
+            )
+
+
+@dataclass(frozen=True, slots=True)
+class ChildInfo:
+    """A snapshot of one child, as ``which_children()`` reports it.
+
+    ``restarts`` counts how often the supervisor started this child again after its first
+    start (automatic restarts, sibling restarts under one_for_all/rest_for_one, restart_child).
+    """
+
+    id: str
+    status: Status
+    restarts: int
+
+
+class _Exit(Enum):
+    NORMAL = "normal"
+    SHUTDOWN = "shutdown"
+
+
+_Reason: TypeAlias = BaseException | _Exit
+
+
+def _unwrap(exc: BaseException) -> BaseException:
+    """Reduce single-member exception groups (from a child's own task groups) to the leaf."""
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    return exc
+
+
+class _Run:
+    """One incarnation of a child: its task, cancel scope and outcome."""
+
+    __slots__ = ("child_id", "done", "on_ready", "ready", "reason", "scope", "settled", "task")
+
+    def __init__(self, child_id: str) -> None:
+        self.child_id = child_id
+        self.scope = anyio.CancelScope()
+        self.ready = False
+        self.settled = anyio.Event()  # ready, or finished before becoming ready
+        self.done = anyio.Event()
+        self.reason: _Reason = _Exit.NORMAL
+        self.task: asyncio.Task[None] | None = None
+        self.on_ready: Callable[[], None] | None = None
+
+
+class _ReadySignal(TaskStatus[Any]):
+    """The ``task_status`` handed to a child's start function."""
+
+    __slots__ = ("_run",)
+
+    def __init__(self, run: _Run) -> None:
+        self._run = run
+
+    def started(self, value: Any = None) -> None:
+        run = self._run
+        if run.ready:
+            raise RuntimeError(f"child {run.child_id!r} called task_status.started() twice")
+        if run.done.is_set():
+            raise RuntimeError(f"child {run.child_id!r} signalled ready after it exited")
+        run.ready = True
+        run.settled.set()
+        if run.on_ready is not None:
+            run.on_ready()  # the bookkeeping is current the moment the child is ready
+
+
+class RestartWindow:
+    """OTP's restart intensity: at most ``max_restarts`` restarts in any ``max_seconds``.
+
+    A sliding window over a monotonic clock. It keeps only the timestamps still inside the
+    window (at most ``max_restarts + 1`` floats), never old exit reasons, so a long-lived
+    supervisor's memory does not grow with its history.
+    """
+
+    __slots__ = ("_times", "max_restarts", "max_seconds")
+
+    def __init__(self, max_restarts: int, max_seconds: float) -> None:
+        self.max_restarts = max_restarts
+        self.max_seconds = max_seconds
+        self._times: deque[float] = deque(maxlen=max_restarts + 1)
+
+    def __len__(self) -> int:
+        return len(self._times)
+
+    def clear(self) -> None:
+        self._times.clear()
+
+    def add(self, now: float) -> bool:
+        """Record a restart at ``now``; False if that exceeds the intensity."""
+        times = self._times
+        while times and now - times[0] >= self.max_seconds:
+            times.popleft()
+        times.append(now)
+        return len(times) <= self.max_restarts
+
+    def times(self) -> tuple[float, ...]:
+        return tuple(self._times)
+
+
+class _Child:
+    __slots__ = ("restarts", "run", "spec", "status")
+
+    def __init__(self, spec: ChildSpec) -> None:
+        self.spec = spec
+        self.run: _Run | None = None
+        self.status: Status = "stopped"
+        self.restarts = 0
+
+
+class _StartFailed(Exception):
+    def __init__(self, cause: BaseException) -> None:
+        self.cause = cause
+
+
+class Supervisor:
+    """An OTP-style supervisor, used as an async context manager.
+
+    Children start in list order, each after the previous one signalled ready, and stop in
+    reverse order. Inside the ``async with`` the supervisor restarts exited children according
+    to their restart type and the strategy. Exceeding the restart intensity stops everything
+    and raises ``MaxRestartsExceeded`` out of the ``async with``.
+
+    A Supervisor is also a valid child of another one: ``parent_children=[sup.child_spec("x")]``.
+    Re-entering a Supervisor (e.g. when its parent restarts it) starts again from the initial
+    child list, as OTP does; children added with ``start_child`` are not kept.
+    Runs on anyio's asyncio backend. Entering and exiting in different tasks (as async pytest
+    fixtures do) works, but then escalation cannot cancel the body: ``MaxRestartsExceeded``
+    is raised when the ``async with`` exits.
+    """
+
+    def __init__(
+        self,
+        children: Iterable[ChildSpec] = (),
+        *,
+        strategy: Strategy = "one_for_one",
+        max_restarts: int = 3,
+        max_seconds: float = 5.0,
+    ) -> None:
+        specs = tuple(children)
+        seen: set[str] = set()
+        for spec in specs:
+            if not isinstance(spec, ChildSpec):
+                raise TypeError(f"children must be ChildSpec instances, got {spec!r}")
+            if spec.id in seen:
+                raise DuplicateChild(spec.id, "stopped")
+            seen.add(spec.id)
+        if strategy not in _STRATEGIES:
+            raise ValueError(f"strategy must be one of {_STRATEGIES}, got {strategy!r}")
+        if isinstance(max_restarts, bool) or not isinstance(max_restarts, int) or max_restarts < 0:
+            raise ValueError(f"max_restarts must be an int >= 0, got {max_restarts!r}")
+        if not isinstance(max_seconds, int | float) or not max_seconds > 0:
+            raise ValueError(f"max_seconds must be > 0, got {max_seconds!r}")
+        self._specs = specs
+        self._strategy: Strategy = strategy
+        self._max_restarts = max_restarts
+        self._max_seconds = float(max_seconds)
+        self._name = "supervisor"
+        self._children: list[_Child] = [_Child(spec) for spec in specs]
+        self._history = RestartWindow(max_restarts, float(max_seconds))
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._active = False
+        self._closing = False
+        self._escalation: BaseException | None = None
+        self._lock: anyio.Lock | None = None
+        self._host_scope: anyio.CancelScope | None = None
+        self._host_task: asyncio.Task[Any] | None = None
+        self._exits_send: MemoryObjectSendStream[_Run] | None = None
+        self._exits_recv: MemoryObjectReceiveStream[_Run] | None = None
+        self._manager_scope: anyio.CancelScope | None = None
+        self._manager_done: anyio.Event | None = None
+
+    def __repr__(self) -> str:
+        return (
+            f"<Supervisor {self._name!r} {self._strategy} children="
+            f"{[c.spec.id for c in self._children]} active={self._active}>"
+        )
+
+    # ------------------------------------------------------------------ introspection
+
+    def which_children(self) -> list[ChildInfo]:
+        """The children in start order, with their status and restart count."""
+        return [ChildInfo(c.spec.id, c.status, c.restarts) for c in self._children]
+
+    def count_children(self) -> dict[str, int]:
+        """OTP's counts: ``specs``, ``active`` (running), ``supervisors``, ``workers``."""
+        supervisors = sum(1 for c in self._children if _is_supervisor(c.spec))
+        return {
+            "specs": len(self._children),
+            "active": sum(1 for c in self._children if c.status == "running"),
+            "supervisors": supervisors,
+            "workers": len(self._children) - supervisors,
+        }
+
+    # ------------------------------------------------------------------ nesting
+
+    def child_spec(
+        self, id: str, *, restart: Restart = "permanent", shutdown: Shutdown = None
+    ) -> ChildSpec:
+        """A spec that runs this supervisor as a child of another one.
+
+        ``shutdown`` defaults to ``None`` (as OTP's ``infinity`` for supervisors): stopping a
+        nested supervisor is already bounded by its own children's shutdowns. If this
+        supervisor reaches its restart intensity, the parent sees an abnormal exit.
+        """
+        self._name = id
+        return ChildSpec(id, self.run, restart=restart, shutdown=shutdown)
+
+    async def run(self, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        """Run until cancelled; the start function used by :meth:`child_spec`."""
+        async with self:
+            task_status.started()
+            await anyio.sleep_forever()
+
+    # ------------------------------------------------------------------ context manager
+
+    async def __aenter__(self) -> Self:
+        if self._active:
+            raise RuntimeError(f"{self!r} is already running; it can be entered once at a time")
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            raise RuntimeError(
+                "harness.runtime runs on anyio's asyncio backend; no asyncio loop is running"
+            ) from None
+        self._children = [_Child(spec) for spec in self._specs]
+        self._history.clear()
+        self._closing = False
+        self._escalation = None
+        self._lock = anyio.Lock()
+        self._exits_send, self._exits_recv = anyio.create_memory_object_stream[_Run](math.inf)
+        self._active = True
+        try:
+            for child in self._children:
+                try:
+                    await self._start(child)
+                except _StartFailed as failed:
+                    raise FailedToStartChild(child.spec.id, failed.cause) from failed.cause
+        except BaseException:
+            with anyio.CancelScope(shield=True):
+                await self._stop_all()
+            self._close_streams()
+            self._active = False
+            raise
+        self._manager_scope = anyio.CancelScope()
+        self._manager_done = anyio.Event()
+        self._spawn(self._manage(), "manager")
+        # Entered last, exited in __aexit__: escalation cancels the body of the `async with`.
+        self._host_scope = anyio.CancelScope()
+        self._host_scope.__enter__()
+        self._host_task = asyncio.current_task()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        try:
+            with anyio.CancelScope(shield=True):
+                await self._shutdown()
+        finally:
+            self._active = False
+            host_scope, self._host_scope = self._host_scope, None
+            assert host_scope is not None
+            if asyncio.current_task() is self._host_task:
+                swallowed = host_scope.__exit__(exc_type, exc, tb)
+            else:
+                # Entered in another task (e.g. an async pytest fixture's setup, torn down
+                # in a new task): that scope stays with its own, finished, task.
+                swallowed = False
+        escalation = self._escalation
+        if escalation is not None and (exc is None or swallowed):
+            # Our own cancellation of the body (or a body that had already finished):
+            # the escalation is what leaves the `async with`, unwrapped. (Only an escalation
+            # cancels the host scope, so a swallowed cancellation always ends up here.)
+            reason = getattr(escalation, "reason", None)
+            cause = reason if isinstance(reason, BaseException) else None
+            raise escalation from cause
+
+    # ------------------------------------------------------------------ admin calls
+
+    async def start_child(self, spec: ChildSpec) -> None:
+        """Add ``spec`` at the end of the child list and start it (waiting for readiness).
+
+        Raises ``DuplicateChild`` if the id exists, ``FailedToStartChild`` if it fails to
+        start (it is then not added).
+        """
+        if not isinstance(spec, ChildSpec):
+            raise TypeError(f"start_child expects a ChildSpec, got {spec!r}")
+        async with self._admin("start_child"):
+            existing = self._find(spec.id)
+            if existing is not None:
+                raise DuplicateChild(spec.id, existing.status)
+            child = _Child(spec)
+            try:
+                await self._start(child)
+            except _StartFailed as failed:
+                raise FailedToStartChild(spec.id, failed.cause) from failed.cause
+            self._children.append(child)
+
+    async def terminate_child(self, id: str) -> None:
+        """Stop a child (bounded by its shutdown); its spec stays unless it is temporary."""
+        async with self._admin("terminate_child"):
+            child = self._get(id)
+            await self._stop_child(child)
+            if child.spec.restart == "temporary":
+                self._children.remove(child)
+
+    async def restart_child(self, id: str) -> None:
+        """Start a stopped child again; a running one must be terminated first."""
+        async with self._admin("restart_child"):
+            child = self._get(id)
+            if child.status != "stopped":
+                raise ChildRunning(id, child.status, "restart")
+            try:
+                await self._start(child, again=True)
+            except _StartFailed as failed:
+                raise FailedToStartChild(id, failed.cause) from failed.cause
+
+    async def delete_child(self, id: str) -> None:
+        """Forget a stopped child's spec; a running one must be terminated first."""
+        async with self._admin("delete_child"):
+            child = self._get(id)
+            if child.status != "stopped":
+                raise ChildRunning(id, child.status, "delete")
+            self._children.remove(child)
+
+    # ------------------------------------------------------------------ internals
+
+    def _admin(self, action: str) -> _AdminGuard:
+        if not self._active or self._closing or self._lock is None:
+            raise SupervisorNotRunning(action)
+        return _AdminGuard(self, self._lock, action)
+
+    def _find(self, id: str) -> _Child | None:
+        for child in self._children:
+            if child.spec.id == id:
+                return child
+        return None
+
+    def _get(self, id: str) -> _Child:
+        child = self._find(id)
+        if child is None:
+            raise UnknownChild(id, [c.spec.id for c in self._children])
+        return child
+
+    def _spawn(self, coro: Any, label: str) -> asyncio.Task[None]:
+        task: asyncio.Task[None] = asyncio.get_running_loop().create_task(
+            coro, name=f"harness.runtime:{self._name}/{label}"
+        )
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    def _close_streams(self) -> None:
+        if self._exits_send is not None:
+            self._exits_send.close()
+        if self._exits_recv is not None:
+            self._exits_recv.close()
+
+    def _log(self, level: int, event: str, child_id: str, detail: str = "") -> None:
+        logger.log(
+            level,
+            "%s supervisor=%s child=%s%s",
+            event,
+            self._name,
+            child_id,
+            f" {detail}" if detail else "",
+            extra={"event": event, "supervisor": self._name, "child_id": child_id},
+        )
+
+    async def _child_main(
+        self, spec: ChildSpec, run: _Run, exits: MemoryObjectSendStream[_Run]
+    ) -> None:
+        """Run one incarnation and classify its outcome; never lets an error escape."""
+        reason: _Reason = _Exit.NORMAL
+        try:
+            with run.scope:
+                await spec.start(_ReadySignal(run))
+            if run.scope.cancelled_caught:
+                reason = _Exit.SHUTDOWN
+        except asyncio.CancelledError as exc:
+            # Cancelled from outside our scope (e.g. the event loop is closing): an abnormal
+            # exit for the supervisor, and the task still ends as cancelled.
+            reason = exc
+            raise
+        except BaseException as exc:
+            reason = _unwrap(exc)
+        finally:
+            run.reason = reason
+            run.done.set()
+            run.settled.set()
+            # If the supervisor is gone, nobody needs this exit any more.
+            with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
+                exits.send_nowait(run)
+
+    async def _start(self, child: _Child, *, again: bool = False) -> None:
+        """Start one child and wait for its readiness; raise _StartFailed if it fails.
+
+        ``again``: this is a restart, counted in the child's ``restarts``.
+        """
+        spec = child.spec
+        run = _Run(spec.id)
+
+        def on_ready() -> None:
+            child.run = run
+            child.status = "running"
+            if again:
+                child.restarts += 1
+            self._log(logging.INFO, "child_started", spec.id, f"restart={spec.restart}")
+
+        run.on_ready = on_ready
+        assert self._exits_send is not None
+        run.task = self._spawn(self._child_main(spec, run, self._exits_send), spec.id)
+        try:
+            await run.settled.wait()
+        except BaseException:
+            # Cancelled while waiting: do not leave a half-started child behind.
+            if child.run is run:
+                child.run = None
+                child.status = "stopped"
+            await self._stop_run(spec, run)
+            raise
+        if not run.ready:
+            cause = run.reason
+            if not isinstance(cause, BaseException):
+                cause = RuntimeError(
+                    f"child {spec.id!r}: start returned before calling task_status.started()"
+                )
+            self._log(logging.ERROR, "start_error", spec.id, f"reason={describe(cause)}")
+            raise _StartFailed(cause)
+
+    async def _stop_run(self, spec: ChildSpec, run: _Run) -> None:
+        """Stop one incarnation, bounded by its shutdown; abandon it if it will not stop."""
+        with anyio.CancelScope(shield=True):
+            if run.done.is_set():
+                return
+            run.scope.cancel()
+            if spec.shutdown == "brutal":
+                self._log(logging.DEBUG, "child_terminated", spec.id, "reason=brutal_kill")
+                return
+            timeout = None if spec.shutdown is None else float(spec.shutdown)
+            with anyio.move_on_after(timeout):
+                await run.done.wait()
+            if not run.done.is_set():
+                self._log(
+                    logging.ERROR,
+                    "shutdown_error",
+                    spec.id,
+                    f"reason=timeout: it did not stop within {timeout} s of cancellation "
+                    "and was abandoned (does it swallow cancellation?)",
+                )
+            elif isinstance(run.reason, BaseException):
+                self._log(
+                    logging.ERROR,
+                    "shutdown_error",
+                    spec.id,
+                    f"reason={describe(run.reason)} raised while shutting down",
+                )
+            else:
+                self._log(logging.DEBUG, "child_terminated", spec.id, "reason=shutdown")
+
+    async def _stop_child(self, child: _Child) -> None:
+        run, child.run = child.run, None
+        child.status = "stopped"
+        if run is not None:
+            await self._stop_run(child.spec, run)
+
+    async def _stop_all(self) -> None:
+        """Stop every child, in reverse start order, one at a time."""
+        with anyio.CancelScope(shield=True):
+            for child in reversed(list(self._children)):
+                await self._stop_child(child)
+
+    async def _shutdown(self) -> None:
+        self._closing = True
+        if self._manager_scope is not None and self._manager_done is not None:
+            self._manager_scope.cancel()
+            await self._manager_done.wait()
+        assert self._lock is not None
+        async with self._lock:
+            await self._stop_all()
+        self._close_streams()
+
+    async def _manage(self) -> None:
+        """React to exits, one at a time, under the lock shared with the admin calls."""
+        assert self._manager_scope is not None and self._manager_done is not None
+        assert self._exits_recv is not None and self._lock is not None
+        try:
+            with self._manager_scope:
+                async for run in self._exits_recv:
+                    async with self._lock:
+                        if self._closing:
+                            return
+                        await self._handle_exit(run)
+        except Exception as exc:  # a bug in the supervisor itself: fail loudly, stop cleanly
+            logger.exception("supervisor %s: internal error", self._name)
+            self._closing = True
+            await self._stop_all()
+            self._escalation = exc
+            if self._host_scope is not None:
+                self._host_scope.cancel()
+        finally:
+            self._manager_done.set()
+
+    async def _handle_exit(self, run: _Run) -> None:
+        child = self._find(run.child_id)
+        if child is None or child.run is not run:
+            return  # stale: the supervisor stopped or replaced this incarnation itself
+        child.run = None
+        reason = run.reason
+        normal = reason is _Exit.NORMAL
+        self._log(
+            logging.INFO if normal else logging.ERROR,
+            "child_terminated",
+            child.spec.id,
+            f"reason={describe(reason.value if isinstance(reason, _Exit) else reason)}",
+        )
+        restart = child.spec.restart
+        if restart == "temporary" or (restart == "transient" and normal):
+            child.status = "stopped"
+            if restart == "temporary":
+                self._children.remove(child)
+            return
+        await self._restart(child, reason)
+
+    def _restart_group(self, child: _Child) -> list[_Child]:
+        if self._strategy == "one_for_one":
+            return [child]
+        if self._strategy == "one_for_all":
+            return list(self._children)
+        return self._children[self._children.index(child) :]
+
+    def _record_restart(self) -> bool:
+        """Add a restart to the sliding window; False if the intensity is exceeded."""
+        return self._history.add(anyio.current_time())
+
+    async def _restart(self, child: _Child, reason: _Reason) -> None:
+        target = child
+        while True:
+            group = self._restart_group(target)
+            # Siblings stop in reverse order, one at a time; temporary siblings are dropped
+            # (OTP never restarts them); every other member will be started again in order.
+            for member in reversed(group):
+                if member is not target and member.run is not None:
+                    await self._stop_child(member)
+                if member.spec.restart == "temporary" and member is not target:
+                    self._children.remove(member)
+                else:
+                    member.status = "restarting"
+            if not self._record_restart():
+                await self._escalate(target, reason)
+                return
+            failed = await self._start_group([m for m in group if m in self._children])
+            if failed is None:
+                return
+            target, reason = failed
+            await anyio.lowlevel.checkpoint()
+
+    async def _start_group(self, group: list[_Child]) -> tuple[_Child, BaseException] | None:
+        for member in group:
+            if self._closing:  # stopping began meanwhile: restart nothing more
+                return None
+            if member.run is not None:
+                continue
+            try:
+                await self._start(member, again=True)
+            except _StartFailed as failed:
+                member.status = "restarting"
+                return member, failed.cause
+        return None
+
+    async def _escalate(self, child: _Child, reason: _Reason) -> None:
+        self._log(
+            logging.ERROR,
+            "reached_max_restart_intensity",
+            child.spec.id,
+            f"max_restarts={self._max_restarts} max_seconds={self._max_seconds} "
+            f"reason={describe(reason.value if isinstance(reason, _Exit) else reason)}",
+        )
+        self._closing = True
+        await self._stop_all()
+        self._escalation = MaxRestartsExceeded(
+            self._name,
+            max_restarts=self._max_restarts,
+            max_seconds=self._max_seconds,
+            child_id=child.spec.id,
+            reason=reason.value if isinstance(reason, _Exit) else reason,
+        )
+        if self._host_scope is not None:
+            self._host_scope.cancel()
+
+
+class _AdminGuard:
+    """Takes the supervisor lock for an admin call and re-checks it is still running."""
+
+    __slots__ = ("_action", "_lock", "_sup")
+
+    def __init__(self, sup: Supervisor, lock: anyio.Lock, action: str) -> None:
+        self._sup = sup
+        self._lock = lock
+        self._action = action
+
+    async def __aenter__(self) -> None:
+        await self._lock.acquire()
+        if not self._sup._active or self._sup._closing:
+            self._lock.release()
+            raise SupervisorNotRunning(self._action)
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        self._lock.release()
+
+
+def _is_supervisor(spec: ChildSpec) -> bool:
+    return isinstance(getattr(spec.start, "__self__", None), Supervisor)
