@@ -28,5 +28,22 @@ from harness.hooks import Hooks as Hooks
 from harness.hooks import HookTimeoutError as HookTimeoutError
 
 # --- instruction files ---
+# isort: split
+from harness.instruction_files import InstructionFiles as InstructionFiles
+from harness.instruction_files import InstructionFilesSettings as InstructionFilesSettings
+from harness.instruction_files import InstructionSet as InstructionSet
+from harness.instruction_files import InstructionSource as InstructionSource
+from harness.instruction_files import InstructionStoreError as InstructionStoreError
+from harness.instruction_files import WorkspaceNotFoundError as WorkspaceNotFoundError
 
 # --- harness, config, agents (main job) ---
+# isort: split
+from harness import debug as debug
+from harness.agents import Roster as Roster
+from harness.agents import UnknownAgent as UnknownAgent
+from harness.config import ConfigError as ConfigError
+from harness.config import HarnessConfig as HarnessConfig
+from harness.config import load_config as load_config
+from harness.config import load_roster as load_roster
+from harness.harness import Harness as Harness
+from harness.harness import PromptBuild as PromptBuild

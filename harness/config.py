@@ -1,0 +1,291 @@
+"""Harness configuration: budgets, strategies, tokenizer and the input envelope, from TOML.
+
+The numbers that shape every prompt live in one validated, immutable value so that a bad
+setting fails at load time with the offending key named, not later as a puzzling prompt.
+The central check is the input envelope (notes 000): the model's context limit minus the
+space reserved for the response and for tool observations is what the prompt may use, and
+the five layer budgets must fit inside it.
+
+Where the configuration comes from, first match wins: the ``path`` argument of
+``load_config``, else the ``HARNESS_CONFIG`` environment variable, else the shipped
+``config/harness.toml`` (whose values are also the field defaults of ``HarnessConfig``).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from harness.agents import Roster, validate_entries
+from harness.instruction_files import InstructionFilesSettings
+from harness.prompt_assembler import DEFAULT_BUDGETS, DEFAULT_STRATEGIES, LAYERS, Strategy
+
+if TYPE_CHECKING:
+    from harness.tokenizer import Tokenizer
+
+__all__ = [
+    "ConfigError",
+    "Envelope",
+    "HarnessConfig",
+    "LayerBudgets",
+    "LayerStrategies",
+    "ProjectContextSettings",
+    "check_envelope",
+    "load_config",
+    "load_roster",
+    "make_tokenizer",
+    "shipped_config_dir",
+]
+
+ENV_VAR = "HARNESS_CONFIG"
+_PACKAGE_DIR = Path(__file__).resolve().parent
+_TOKENIZER_SPEC = re.compile(r"approximate|tiktoken:.+")
+
+
+class ConfigError(ValueError):
+    """A configuration file or value that cannot be used; the message names the key."""
+
+
+def shipped_config_dir() -> Path:
+    """The directory holding the shipped ``harness.toml`` and ``agents.toml``.
+
+    An installed wheel carries it as ``harness/_config``; a source checkout as ``config/``.
+    """
+    for candidate in (_PACKAGE_DIR / "_config", _PACKAGE_DIR.parent / "config"):
+        if (candidate / "harness.toml").is_file():
+            return candidate
+    raise ConfigError(
+        "the shipped configuration is missing (looked for harness/_config/harness.toml and "
+        "config/harness.toml); reinstall harness or set HARNESS_CONFIG to a config file"
+    )
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Envelope(_Frozen):
+    """The model's context limit and what is held back from it (notes 000)."""
+
+    model_context_limit: int = Field(default=32768, gt=0)
+    reserved_response: int = Field(default=4096, ge=0)
+    reserved_tool_observations: int = Field(default=8192, ge=0)
+
+    @property
+    def input_tokens(self) -> int:
+        """The input envelope: limit - reserved response - reserved tool observations."""
+        return self.model_context_limit - self.reserved_response - self.reserved_tool_observations
+
+    @model_validator(mode="after")
+    def _leaves_room(self) -> Envelope:
+        if self.input_tokens <= 0:
+            raise ValueError(
+                f"the reserves ({self.reserved_response} response + "
+                f"{self.reserved_tool_observations} tool observations) leave no input envelope "
+                f"inside model_context_limit {self.model_context_limit}: lower the reserves or "
+                "raise the limit"
+            )
+        return self
+
+
+class LayerBudgets(_Frozen):
+    """Token budget per prompt layer; omitted layers keep the assembler's defaults."""
+
+    identity: int = Field(default=DEFAULT_BUDGETS["identity"], ge=0)
+    instruction_files: int = Field(default=DEFAULT_BUDGETS["instruction_files"], ge=0)
+    project_context: int = Field(default=DEFAULT_BUDGETS["project_context"], ge=0)
+    business_rules: int = Field(default=DEFAULT_BUDGETS["business_rules"], ge=0)
+    task_state: int = Field(default=DEFAULT_BUDGETS["task_state"], ge=0)
+
+    def as_mapping(self) -> dict[str, int]:
+        """``{layer: budget}`` in ``LAYERS`` order."""
+        return {layer: int(getattr(self, layer)) for layer in LAYERS}
+
+    @property
+    def total(self) -> int:
+        return sum(self.as_mapping().values())
+
+
+class LayerStrategies(_Frozen):
+    """Trimming strategy per prompt layer; omitted layers keep the assembler's defaults."""
+
+    identity: Strategy = DEFAULT_STRATEGIES["identity"]
+    instruction_files: Strategy = DEFAULT_STRATEGIES["instruction_files"]
+    project_context: Strategy = DEFAULT_STRATEGIES["project_context"]
+    business_rules: Strategy = DEFAULT_STRATEGIES["business_rules"]
+    task_state: Strategy = DEFAULT_STRATEGIES["task_state"]
+
+    def as_mapping(self) -> dict[str, Strategy]:
+        """``{layer: strategy}`` in ``LAYERS`` order."""
+        return {layer: Strategy(getattr(self, layer)) for layer in LAYERS}
+
+
+class ProjectContextSettings(_Frozen):
+    """How the ``.AGENTS/`` directory is read."""
+
+    max_file_bytes: int = Field(default=65536, gt=0)
+
+
+class HarnessConfig(_Frozen):
+    """Everything that shapes a prompt, validated and immutable.
+
+    Construct it directly (defaults equal the shipped ``config/harness.toml``) or with
+    ``load_config``. Validation, the envelope check included, runs on construction, so derive
+    variants through it: ``HarnessConfig.model_validate({**config.model_dump(), ...})`` or
+    ``with_agents`` (``model_copy(update=...)`` would skip validation). A relative
+    ``agents_file`` given here is relative to the working directory.
+    """
+
+    tokenizer: str = "approximate"
+    envelope: Envelope = Envelope()
+    budgets: LayerBudgets = LayerBudgets()
+    strategies: LayerStrategies = LayerStrategies()
+    agents_file: Path | None = None
+    agents: dict[str, str] = Field(default_factory=dict)
+    instruction_files: InstructionFilesSettings = Field(default_factory=InstructionFilesSettings)
+    project_context: ProjectContextSettings = ProjectContextSettings()
+
+    @field_validator("tokenizer")
+    @classmethod
+    def _tokenizer_spec(cls, value: str) -> str:
+        if _TOKENIZER_SPEC.fullmatch(value) is None:
+            raise ValueError(
+                f"{value!r} is not a tokenizer: use 'approximate' or 'tiktoken:NAME_OR_PATH' "
+                "(e.g. 'tiktoken:cl100k_base')"
+            )
+        return value
+
+    @field_validator("agents")
+    @classmethod
+    def _agents(cls, value: dict[str, str]) -> dict[str, str]:
+        return validate_entries(value)
+
+    @model_validator(mode="after")
+    def _budgets_fit_envelope(self) -> HarnessConfig:
+        check_envelope(self.budgets.as_mapping(), self.envelope)
+        return self
+
+    def roster(self) -> Roster:
+        """The agent roster: ``agents_file`` (default: the shipped one) plus ``agents``."""
+        base = load_roster(self.agents_file)
+        return base.extend(self.agents) if self.agents else base
+
+    def with_agents(self, agents: Mapping[str, str]) -> HarnessConfig:
+        """A copy whose roster also has ``agents`` (replacing slugs that already exist)."""
+        data = self.model_dump()
+        data["agents"] = {**self.agents, **agents}
+        return HarnessConfig.model_validate(data)
+
+
+def check_envelope(budgets: Mapping[str, int], envelope: Envelope) -> None:
+    """Raise ``ValueError`` saying by how much ``budgets`` overflow the input envelope."""
+    total = sum(budgets.values())
+    room = envelope.input_tokens
+    if total > room:
+        raise ValueError(
+            f"the layer budgets total {total} tokens but the input envelope is {room} "
+            f"(model_context_limit {envelope.model_context_limit} - reserved_response "
+            f"{envelope.reserved_response} - reserved_tool_observations "
+            f"{envelope.reserved_tool_observations}): over by {total - room} tokens; "
+            "lower [budgets] or raise model_context_limit"
+        )
+
+
+def _describe(error: ValidationError) -> str:
+    """One line per problem, each naming its key path (``budgets.identity``)."""
+    lines = []
+    for item in error.errors():
+        key = ".".join(str(part) for part in item["loc"])
+        if item["type"] == "extra_forbidden":
+            message = "unknown key"
+        else:
+            message = str(item["msg"]).removeprefix("Value error, ")
+        lines.append(f"{key}: {message}" if key else message)
+    return "; ".join(lines)
+
+
+def _read_toml(path: Path, origin: str) -> dict[str, Any]:
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise ConfigError(f"config file {path} ({origin}) does not exist") from None
+    except OSError as exc:
+        raise ConfigError(f"config file {path} ({origin}) cannot be read: {exc}") from None
+    try:
+        return tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise ConfigError(f"config file {path} is not UTF-8 text") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"config file {path} is not valid TOML: {exc}") from None
+
+
+def load_config(path: str | os.PathLike[str] | None = None) -> HarnessConfig:
+    """Load a ``HarnessConfig``: ``path``, else ``$HARNESS_CONFIG``, else the shipped file.
+
+    A file only needs the keys it changes; the rest keep their defaults. Relative paths in
+    the file (``agents_file``) are relative to the file. Raises ``ConfigError`` naming the key
+    for invalid TOML, unknown keys, bad values, budgets that overflow the envelope, and an
+    unreadable roster.
+    """
+    if path is not None:
+        file, origin = Path(path), "the path argument"
+    elif os.environ.get(ENV_VAR):
+        file, origin = Path(os.environ[ENV_VAR]), f"from ${ENV_VAR}"
+    else:
+        file, origin = shipped_config_dir() / "harness.toml", "the shipped defaults"
+    data = _read_toml(file, origin)
+    agents_file = data.get("agents_file")
+    if agents_file == "":
+        del data["agents_file"]
+    elif isinstance(agents_file, str) and agents_file and not Path(agents_file).is_absolute():
+        data["agents_file"] = str(file.parent / agents_file)
+    try:
+        config = HarnessConfig.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(f"config file {file}: {_describe(exc)}") from None
+    try:
+        config.roster()
+    except ConfigError as exc:
+        raise ConfigError(f"config file {file}: {exc}") from None
+    return config
+
+
+@functools.lru_cache(maxsize=16)
+def _roster_from(path: Path) -> Roster:
+    data = _read_toml(path, "the agent roster")
+    try:
+        return Roster(data)
+    except ValueError as exc:
+        raise ConfigError(f"agent roster {path}: {exc}") from None
+
+
+def load_roster(path: str | os.PathLike[str] | None = None) -> Roster:
+    """Read a roster file (``slug = "identity line"`` per line); default: the shipped one.
+
+    Parsed rosters are cached by resolved path: a roster is static configuration.
+    """
+    file = Path(path) if path is not None else shipped_config_dir() / "agents.toml"
+    return _roster_from(file.resolve())
+
+
+def make_tokenizer(spec: str) -> Tokenizer:
+    """Build the tokenizer a spec names: ``approximate`` or ``tiktoken:NAME_OR_PATH``.
+
+    tiktoken is imported only here and only for a ``tiktoken:`` spec, so the command line
+    and the default path never pay for it.
+    """
+    from harness.tokenizer import ApproximateTokenizer, TiktokenTokenizer
+
+    if spec == "approximate":
+        return ApproximateTokenizer()
+    if spec.startswith("tiktoken:") and len(spec) > len("tiktoken:"):
+        # TiktokenTokenizer tells a rank-file path from an encoding name itself.
+        return TiktokenTokenizer(spec.removeprefix("tiktoken:"))
+    raise ConfigError(f"{spec!r} is not a tokenizer: use 'approximate' or 'tiktoken:NAME_OR_PATH'")

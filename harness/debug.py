@@ -1,0 +1,198 @@
+"""Debug print: see exactly what a prompt holds, what was cut, and why, in 80 columns.
+
+ADR 0006 meets its acceptance criteria with a debug function callable from the REPL rather
+than a task runner; this is it. ``print`` is synchronous for a plain REPL; ``aprint`` is the
+same for code already inside an event loop.
+
+Called inside a running event loop (a notebook, ``python -m asyncio``), ``print`` still
+works: it runs the job on a fresh event loop in a worker thread, blocking the caller until it
+is done, and emits a ``RuntimeWarning`` saying to use ``await harness.debug.aprint(...)``
+there instead, because blocking a loop that serves other tasks is rarely what you want.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import os
+import sys
+import textwrap
+import warnings
+from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, TextIO
+
+import anyio
+
+from harness.config import HarnessConfig
+from harness.harness import Harness, LayerInput, PromptBuild
+from harness.prompt_assembler import AssembledPrompt
+
+if TYPE_CHECKING:
+    from harness.tokenizer import Tokenizer
+
+__all__ = ["aprint", "format_build", "print"]
+
+WIDTH = 80
+
+
+def _n(value: int, estimated: bool) -> str:
+    return f"{'~' if estimated else ''}{value:,}"
+
+
+def _wrap(label: str, items: list[str] | tuple[str, ...], width: int) -> list[str]:
+    """``label`` then comma-separated items, wrapped under themselves."""
+    head = f"    {label:<8} "
+    return textwrap.wrap(
+        ", ".join(items),
+        width=width,
+        initial_indent=head,
+        subsequent_indent=" " * len(head),
+        break_long_words=False,
+        break_on_hyphens=False,
+    )
+
+
+def format_build(build: PromptBuild, *, width: int = WIDTH) -> str:
+    """Render a ``PromptBuild`` as the debug report (pure: returns the text)."""
+    prompt = build.prompt
+    est = prompt.estimated
+    rule = "-" * width
+    lines: list[str] = []
+    project = f", project {build.project_id}" if build.project_id else ", no project"
+    lines.append(f"harness debug: agent {build.agent}{project}")
+    lines.append(f"workspace  {build.workspace}")
+    legend = "~ marks estimated counts" if est else "exact counts"
+    lines.append(f"tokenizer  {build.tokenizer_name} ({legend})")
+    lines.append("")
+    header = f"{'layer':<18} {'strategy':<17} {'tokens / budget':>17} {'kept':>5} {'dropped':>8}"
+    lines.append(header)
+    lines.append(rule)
+    for report in prompt.layers:
+        tokens = f"{_n(report.tokens, report.estimated)} / {report.budget:,}"
+        row = (
+            f"{report.name:<18} {report.strategy!s:<17} {tokens:>17} "
+            f"{len(report.kept):>5} {len(report.dropped):>8}"
+        )
+        if report.truncated:
+            row += "  cut"
+        lines.append(row)
+        if report.kept:
+            kept = list(report.kept)
+            if report.truncated:
+                kept[-1] += " (truncated)"
+            lines.extend(_wrap("kept", kept, width))
+        if report.dropped:
+            lines.extend(_wrap("dropped", report.dropped, width))
+    lines.append(rule)
+    envelope = build.envelope
+    room = envelope.input_tokens
+    lines.append(
+        f"envelope   {envelope.model_context_limit:,} context - {envelope.reserved_response:,} "
+        f"response - {envelope.reserved_tool_observations:,} tool obs. = {room:,} input"
+    )
+    budgets = sum(build.budgets.values())
+    lines.append(f"budgets    {budgets:,} of {room:,} (slack {build.slack:,})")
+    lines.append(
+        f"prompt     {_n(prompt.tokens, est)} of {room:,} (headroom {_n(build.headroom, est)})"
+    )
+    lines.append("")
+    if build.warnings:
+        lines.append(f"warnings ({len(build.warnings)})")
+        for warning in build.warnings:
+            lines.extend(
+                textwrap.wrap(
+                    warning,
+                    width=width,
+                    initial_indent="  ! ",
+                    subsequent_indent="    ",
+                    break_long_words=False,
+                )
+            )
+    else:
+        lines.append("warnings   none")
+    lines.append("")
+    title = f"-- prompt: {_n(prompt.tokens, est)} tokens, sha256 {prompt.digest[:16]} "
+    lines.append(title + "-" * max(0, width - len(title)))
+    lines.append(prompt.text)
+    lines.append("-" * width)
+    return "\n".join(lines) + "\n"
+
+
+async def aprint(
+    workspace: str | os.PathLike[str],
+    *,
+    agent: str,
+    project_id: str | None = None,
+    database: str | os.PathLike[str] | None = None,
+    budgets: Mapping[str, int] | None = None,
+    tokenizer: Tokenizer | str | None = None,
+    file: TextIO | None = None,
+    config: HarnessConfig | None = None,
+    business_rules: LayerInput = (),
+    task_state: LayerInput = (),
+) -> AssembledPrompt:
+    """Build the prompt and print the debug report to ``file`` (default: stdout).
+
+    Starts a short-lived ``Harness``; returns the ``AssembledPrompt`` so the REPL can keep
+    inspecting it (``.manifest()``, ``.layers``).
+    """
+    async with Harness(config, database=database) as harness:
+        build = await harness.build(
+            workspace,
+            agent=agent,
+            project_id=project_id,
+            business_rules=business_rules,
+            task_state=task_state,
+            budgets=budgets,
+            tokenizer=tokenizer,
+        )
+    out = file if file is not None else sys.stdout
+    out.write(format_build(build))
+    out.flush()
+    return build.prompt
+
+
+def print(
+    workspace: str | os.PathLike[str],
+    *,
+    agent: str,
+    project_id: str | None = None,
+    database: str | os.PathLike[str] | None = None,
+    budgets: Mapping[str, int] | None = None,
+    tokenizer: Tokenizer | str | None = None,
+    file: TextIO | None = None,
+    config: HarnessConfig | None = None,
+    business_rules: LayerInput = (),
+    task_state: LayerInput = (),
+) -> AssembledPrompt:
+    """Synchronous ``aprint`` for a plain REPL or script (no event loop needed).
+
+    Inside a running event loop it runs in a worker thread (blocking the loop until done)
+    and warns to use ``await harness.debug.aprint(...)`` instead.
+    """
+    job = functools.partial(
+        aprint,
+        workspace,
+        agent=agent,
+        project_id=project_id,
+        database=database,
+        budgets=budgets,
+        tokenizer=tokenizer,
+        file=file,
+        config=config,
+        business_rules=business_rules,
+        task_state=task_state,
+    )
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return anyio.run(job)
+    warnings.warn(
+        "harness.debug.print() was called inside a running event loop: it ran in a worker "
+        "thread and blocked the loop until done; use `await harness.debug.aprint(...)` there",
+        RuntimeWarning,
+        stacklevel=2,
+    )
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="harness-debug") as pool:
+        return pool.submit(anyio.run, job).result()

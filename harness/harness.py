@@ -1,0 +1,267 @@
+"""The harness as a whole: the supervised instruction-files cache plus ``build_prompt``.
+
+``Harness`` is the one object an engine holds. Entering it starts a supervision tree whose
+child is the instruction-files cache task; ``build_prompt`` then gathers the five layers
+(identity from the roster, instruction files, ``.AGENTS/`` project context, and the caller's
+business rules and task state) and hands them to the pure assembler. Gathering is I/O and
+lives here; trimming is pure and lives in ``harness.prompt_assembler``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from contextlib import AsyncExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, Self
+
+import anyio
+import anyio.to_thread
+
+from harness.agents import Roster
+from harness.config import Envelope, HarnessConfig, load_config, make_tokenizer
+from harness.instruction_files import InstructionFiles, InstructionSet
+from harness.project_context import ProjectContext, load_project_context
+from harness.prompt_assembler import LAYERS, AssembledPrompt, Unit, assemble
+from harness.runtime import Supervisor
+
+if TYPE_CHECKING:
+    from harness.tokenizer import Tokenizer
+
+__all__ = ["Harness", "LayerInput", "PromptBuild"]
+
+#: What a caller may pass for ``business_rules`` or ``task_state``: one string (one unit whose
+#: id is the layer name), one ``Unit``, or a sequence of units and strings in discard order
+#: (oldest first). A string in a sequence becomes a unit with id ``"<layer>:<n>"`` (1-based).
+LayerInput = str | Unit | Sequence[Unit | str]
+
+
+@dataclass(frozen=True, slots=True)
+class PromptBuild:
+    """An assembled prompt with everything needed to explain it (what ``debug`` prints).
+
+    ``warnings`` holds every discovery warning (instruction files, then ``.AGENTS/``) and a
+    note when per-call budgets overflow the input envelope. ``slack`` is the envelope minus
+    the budgets; ``headroom`` is the envelope minus the tokens the prompt actually uses.
+    """
+
+    prompt: AssembledPrompt
+    workspace: Path
+    agent: str
+    project_id: str | None
+    instruction_set: InstructionSet
+    project_context: ProjectContext
+    envelope: Envelope
+    budgets: Mapping[str, int]
+    tokenizer_name: str
+    warnings: tuple[str, ...] = field(default=())
+
+    @property
+    def slack(self) -> int:
+        return self.envelope.input_tokens - sum(self.budgets.values())
+
+    @property
+    def headroom(self) -> int:
+        return self.envelope.input_tokens - self.prompt.tokens
+
+
+def _units(layer: str, value: LayerInput) -> str | Unit | list[Unit]:
+    """Normalise a caller-provided layer; strings inside a sequence get numbered ids."""
+    if isinstance(value, str | Unit):
+        return value
+    units: list[Unit] = []
+    for index, item in enumerate(value, start=1):
+        if isinstance(item, Unit):
+            units.append(item)
+        elif isinstance(item, str):
+            units.append(Unit(id=f"{layer}:{index}", text=item))
+        else:
+            raise TypeError(f"{layer}: expected str or Unit items, got {type(item).__name__}")
+    return units
+
+
+def _workspace(path: str | os.PathLike[str]) -> Path:
+    workspace = Path(path)
+    if not workspace.exists():
+        raise FileNotFoundError(f"workspace {str(workspace)!r} does not exist")
+    if not workspace.is_dir():
+        raise NotADirectoryError(f"workspace {str(workspace)!r} is not a directory")
+    return workspace.resolve()
+
+
+class Harness:
+    """``async with Harness(config, database=...) as h: await h.build_prompt(...)``.
+
+    ``config`` defaults to ``load_config()`` (so ``$HARNESS_CONFIG`` applies); ``database``
+    is the SQLite file holding ``agent_instructions``. The roster is read once, here, so an
+    unreadable roster fails at construction rather than on the first prompt.
+    """
+
+    def __init__(
+        self,
+        config: HarnessConfig | None = None,
+        *,
+        database: str | os.PathLike[str] | None = None,
+    ) -> None:
+        self.config = config if config is not None else load_config()
+        self.database = Path(database) if database is not None else None
+        self.roster: Roster = self.config.roster()
+        self._instruction_files = InstructionFiles(
+            self.config.instruction_files, database=self.database
+        )
+        self._supervisor: Supervisor | None = None
+        self._stack: AsyncExitStack | None = None
+        self._tokenizers: dict[str, Tokenizer] = {}
+
+    @property
+    def instruction_files(self) -> InstructionFiles:
+        """The instruction-files service: ``await load(...)`` and plain ``invalidate(...)``."""
+        return self._instruction_files
+
+    @property
+    def supervisor(self) -> Supervisor:
+        """The supervision tree (for introspection); only inside ``async with``."""
+        if self._supervisor is None:
+            raise RuntimeError("the harness is not running: use `async with Harness(...) as h`")
+        return self._supervisor
+
+    async def __aenter__(self) -> Self:
+        if self._stack is not None:
+            raise RuntimeError("this Harness is already running; it cannot be entered twice")
+        stack = AsyncExitStack()
+        supervisor = Supervisor([self._instruction_files.child_spec()], strategy="one_for_one")
+        await stack.enter_async_context(supervisor)
+        self._stack, self._supervisor = stack, supervisor
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> bool | None:
+        stack, self._stack, self._supervisor = self._stack, None, None
+        if stack is None:
+            return None
+        return await stack.__aexit__(exc_type, exc, tb)
+
+    def tokenizer(self, spec: Tokenizer | str | None = None) -> Tokenizer:
+        """The tokenizer for a spec (default: the config's), built once per spec and reused."""
+        if spec is not None and not isinstance(spec, str):
+            return spec
+        name = spec if spec is not None else self.config.tokenizer
+        if name not in self._tokenizers:
+            self._tokenizers[name] = make_tokenizer(name)
+        return self._tokenizers[name]
+
+    def effective_budgets(self, budgets: Mapping[str, int] | None = None) -> dict[str, int]:
+        """Config budgets with per-call ``budgets`` merged over them; bad names raise."""
+        merged = self.config.budgets.as_mapping()
+        for layer, value in (budgets or {}).items():
+            if layer not in LAYERS:
+                raise ValueError(f"unknown layer {layer!r} in budgets; layers: {', '.join(LAYERS)}")
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ValueError(f"budget for {layer!r} must be a non-negative int, not {value!r}")
+            merged[layer] = value
+        return merged
+
+    async def build(
+        self,
+        workspace: str | os.PathLike[str],
+        *,
+        agent: str,
+        project_id: str | None = None,
+        business_rules: LayerInput = (),
+        task_state: LayerInput = (),
+        budgets: Mapping[str, int] | None = None,
+        tokenizer: Tokenizer | str | None = None,
+    ) -> PromptBuild:
+        """Like ``build_prompt`` but also returns the discovery report the debug print shows."""
+        identity = self.roster.identity(agent)  # UnknownAgent first: the cheapest check
+        merged = self.effective_budgets(budgets)
+        root = await anyio.to_thread.run_sync(_workspace, workspace)
+        if isinstance(tokenizer, str | None):
+            spec = tokenizer if tokenizer is not None else self.config.tokenizer
+            if spec not in self._tokenizers:  # loading a rank file takes a while: off the loop
+                built = await anyio.to_thread.run_sync(make_tokenizer, spec)
+                self._tokenizers.setdefault(spec, built)
+        chosen = self.tokenizer(tokenizer)
+        rules = _units("business_rules", business_rules)
+        state = _units("task_state", task_state)
+
+        instruction_set = await self._instruction_files.load(
+            root, agent=agent, project_id=project_id
+        )
+        project_context = await anyio.to_thread.run_sync(
+            lambda: load_project_context(
+                root, max_file_bytes=self.config.project_context.max_file_bytes
+            )
+        )
+        layers: dict[str, str | Unit | Sequence[Unit]] = {
+            "identity": Unit(id=agent, text=identity),
+            "instruction_files": [
+                Unit(id=source.path, text=source.content, source=source.path)
+                for source in instruction_set.sources
+            ],
+            "project_context": project_context.units,
+            "business_rules": rules,
+            "task_state": state,
+        }
+        prompt = assemble(
+            layers,
+            budgets=merged,
+            strategies=self.config.strategies.as_mapping(),
+            tokenizer=chosen,
+        )
+        warnings = [*instruction_set.warnings, *project_context.warnings]
+        envelope = self.config.envelope
+        total = sum(merged.values())
+        if total > envelope.input_tokens:
+            warnings.append(
+                f"the layer budgets total {total} tokens, over the input envelope of "
+                f"{envelope.input_tokens} by {total - envelope.input_tokens}"
+            )
+        return PromptBuild(
+            prompt=prompt,
+            workspace=root,
+            agent=agent,
+            project_id=project_id,
+            instruction_set=instruction_set,
+            project_context=project_context,
+            envelope=envelope,
+            budgets=merged,
+            tokenizer_name=chosen.name,
+            warnings=tuple(warnings),
+        )
+
+    async def build_prompt(
+        self,
+        workspace: str | os.PathLike[str],
+        *,
+        agent: str,
+        project_id: str | None = None,
+        business_rules: LayerInput = (),
+        task_state: LayerInput = (),
+        budgets: Mapping[str, int] | None = None,
+        tokenizer: Tokenizer | str | None = None,
+    ) -> AssembledPrompt:
+        """Assemble the five-layer prompt for ``agent`` working in ``workspace``.
+
+        Instruction files are units in ascending precedence (root first, the database row
+        last), so a tight budget discards the least authoritative first. ``budgets`` merge
+        over the config's; ``tokenizer`` is a ``Tokenizer`` or a spec such as
+        ``"tiktoken:cl100k_base"``. Raises ``UnknownAgent`` for a slug not in the roster and
+        ``FileNotFoundError``/``NotADirectoryError`` for a bad workspace.
+        """
+        build = await self.build(
+            workspace,
+            agent=agent,
+            project_id=project_id,
+            business_rules=business_rules,
+            task_state=task_state,
+            budgets=budgets,
+            tokenizer=tokenizer,
+        )
+        return build.prompt

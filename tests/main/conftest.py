@@ -1,0 +1,68 @@
+"""Fixtures for the main-job tests: the shipped example and small real workspaces."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+ACME = ROOT / "examples" / "acme"
+ACME_DB = ROOT / "examples" / "acme.db"
+
+
+@pytest.fixture(autouse=True)
+def _no_env_config(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests start from the shipped defaults whatever the developer's shell exports."""
+    monkeypatch.delenv("HARNESS_CONFIG", raising=False)
+
+
+@pytest.fixture
+def make_db(tmp_path: Path) -> Callable[..., Path]:
+    """Create a real SQLite database with ``agent_instructions`` rows."""
+
+    def make(rows: list[tuple[str, str, str]], name: str = "instructions.db") -> Path:
+        path = tmp_path / name
+        with sqlite3.connect(path) as connection:
+            connection.execute(
+                "CREATE TABLE agent_instructions (project_id TEXT, agent_slug TEXT, "
+                "content TEXT, updated_at TEXT, PRIMARY KEY (project_id, agent_slug))"
+            )
+            connection.executemany(
+                "INSERT INTO agent_instructions VALUES (?, ?, ?, '2026-01-01T00:00:00Z')", rows
+            )
+        connection.close()
+        return path
+
+    return make
+
+
+@pytest.fixture
+def acme() -> Path:
+    return ACME
+
+
+@pytest.fixture
+def acme_db() -> Path:
+    return ACME_DB
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Callable[[dict[str, str | bytes]], Path]:
+    """Write ``{relative path: content}`` into a fresh workspace directory and return it."""
+
+    def write(files: dict[str, str | bytes]) -> Path:
+        root = tmp_path / "ws"
+        for relative, content in files.items():
+            path = root / relative
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if isinstance(content, bytes):
+                path.write_bytes(content)
+            else:
+                path.write_text(content, encoding="utf-8")
+        root.mkdir(exist_ok=True)
+        return root
+
+    return write

