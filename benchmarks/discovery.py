@@ -1,0 +1,293 @@
+"""Instruction-file discovery on a generated monorepo, against GNU find and fd (same run).
+
+    python benchmarks/discovery.py            # 20,000+ directories (the issue's size)
+    python benchmarks/discovery.py --quick    # a small tree, a few seconds
+
+The tree (generated in a temporary directory, removed afterwards): a root ``AGENTS.md`` and
+``.gitignore``; ``packages/`` with ``--dirs`` source directories spread over a few hundred
+packages, a few hundred ``AGENTS.md``/``AGENTS.override.md`` files among them; a ``.git`` with
+thousands of directories; a ``node_modules`` with thousands of packages (each with an
+``AGENTS.md`` that must NOT be found); gitignored ``dist/``/``coverage/`` directories and
+nested-``.gitignore``-ignored ``generated/`` directories, also holding instruction files that
+must not be found.
+
+Rows:
+
+- ``harness cold load``: ``InstructionFiles.load`` with an empty cache (walk, reads, decode).
+- ``harness warm load``: the same call answered by the cache (no filesystem access).
+- ``GNU find``: ``find`` with the same prunes (``.git``, the vendored names, the gitignored
+  names) listing the same files.
+- ``GNU find, 6 prunes``: find with only the prunes this particular tree needs (fewer ``-name``
+  tests per entry; no real tool knows them in advance), for a conservative comparison.
+- ``fdfind``: fd honouring the same ``.gitignore`` files, with the vendored names excluded
+  (shown when installed; Debian package ``fd-find``).
+
+Each figure is the median wall time of several runs after one warm-up run (the page cache is
+warm for every tool alike: "cold" means the harness cache is empty). The file lists of every
+tool are compared before timing; a mismatch aborts the benchmark.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import anyio
+
+from harness.instruction_files import InstructionFiles, InstructionFilesSettings
+from harness.runtime import Supervisor
+
+GITIGNORED = ("dist", "coverage")  # root .gitignore: "dist/", "coverage/", "*.log", "/tmp/"
+NESTED_IGNORED = "generated"  # a nested .gitignore in some packages: "generated/"
+
+
+def generate(root: Path, *, dirs: int, packages: int, git_dirs: int, node_packages: int) -> int:
+    """Build the monorepo under ``root``; returns the number of directories created."""
+    rng = random.Random(20240601)
+    made = 0
+
+    def mkdir(path: Path) -> None:
+        nonlocal made
+        path.mkdir(parents=True, exist_ok=True)
+        made += 1
+
+    def touch(path: Path, text: str = "x\n") -> None:
+        path.write_text(text)
+
+    mkdir(root)
+    (root / "AGENTS.md").write_text("# Monorepo rules\nUse the shared lint config.\n")
+    (root / ".gitignore").write_text("dist/\ncoverage/\n*.log\n/tmp/\n")
+    mkdir(root / "tmp")
+    touch(root / "tmp" / "AGENTS.md", "ignored by /tmp/\n")
+
+    # .git: objects fan-out plus submodule object stores, a few files each.
+    git = root / ".git"
+    stores = [git] + [git / "modules" / f"sub{k}" for k in range(max(0, git_dirs // 256))]
+    count = 0
+    for store in stores:
+        for byte in range(256):
+            if count >= git_dirs:
+                break
+            folder = store / "objects" / f"{byte:02x}"
+            mkdir(folder)
+            touch(folder / f"{rng.getrandbits(64):016x}")
+            count += 1
+    touch(git / "HEAD", "ref: refs/heads/main\n")
+
+    # node_modules: thousands of packages, each with lib/ and dist/ and an AGENTS.md.
+    for index in range(node_packages):
+        package = root / "node_modules" / f"dep-{index}"
+        mkdir(package / "lib")
+        mkdir(package / "dist")
+        touch(package / "package.json", "{}\n")
+        touch(package / "lib" / "index.js")
+        touch(package / "AGENTS.md", "vendored: must not be found\n")
+
+    # packages/: the source tree.
+    per_package = max(1, dirs // packages)
+    for number in range(packages):
+        package = root / "packages" / f"pkg-{number:03d}"
+        mkdir(package)
+        touch(package / "package.json", "{}\n")
+        touch(package / "AGENTS.md", f"# pkg-{number:03d}\nRun its tests before pushing.\n")
+        folders = [package]
+        for _ in range(per_package - 1):
+            parent = rng.choice(folders) if len(folders) < 8 or rng.random() < 0.7 else package
+            child = parent / f"m{len(folders)}"
+            mkdir(child)
+            folders.append(child)
+            for name in ("index.ts", "util.ts", "README.md"):
+                touch(child / name)
+        # A few deeper instruction files, some of them overrides.
+        for child in rng.sample(folders[1:], k=min(len(folders) - 1, 1)):
+            name = "AGENTS.override.md" if rng.random() < 0.3 else "AGENTS.md"
+            touch(child / name, f"# {child.name}\nKeep this module pure.\n")
+        # Ignored directories holding instruction files that must not be found.
+        if number % 4 == 0:
+            for ignored in GITIGNORED:
+                mkdir(package / ignored / "nested")
+                touch(package / ignored / "AGENTS.md", "ignored\n")
+        if number % 10 == 0:
+            touch(package / ".gitignore", f"{NESTED_IGNORED}/\n")
+            mkdir(package / NESTED_IGNORED / "deep")
+            touch(package / NESTED_IGNORED / "AGENTS.md", "ignored by a nested .gitignore\n")
+        if number % 5 == 0:  # a package-local node_modules too
+            mkdir(package / "node_modules" / "left-pad" / "lib")
+            touch(package / "node_modules" / "left-pad" / "AGENTS.md", "vendored\n")
+    return made
+
+
+def find_command(
+    root: Path, settings: InstructionFilesSettings, *, minimal: bool = False
+) -> list[str]:
+    """GNU find with the harness's prunes, listing the instruction files.
+
+    ``minimal``: only the prunes this tree actually needs (a find that knows the tree in
+    advance, as no real tool can), to show the margin does not come from find's -name count.
+    """
+    vendored = ("node_modules",) if minimal else settings.vendored
+    prunes: list[str] = []
+    for name in (".git", *vendored, *GITIGNORED, NESTED_IGNORED):
+        prunes += ["-name", name, "-o"]
+    prunes += ["-path", str(root / "tmp")]
+    names: list[str] = []
+    for name in settings.names:
+        names += ["-name", name, "-o"]
+    return [
+        "find", str(root), "(", *prunes, ")", "-prune", "-o",
+        "-type", "f", "(", *names[:-1], ")", "-print",
+    ]  # fmt: skip
+
+
+def fd_command(root: Path, settings: InstructionFilesSettings) -> list[str] | None:
+    fd = shutil.which("fdfind") or shutil.which("fd")
+    if fd is None:
+        return None
+    excludes: list[str] = []
+    for name in (".git", *settings.vendored):
+        excludes += ["--exclude", name]
+    pattern = "^(" + "|".join(name.replace(".", r"\.") for name in settings.names) + ")$"
+    return [
+        fd, "--hidden", "--no-ignore-parent", "--type", "f",
+        *excludes, pattern, str(root),
+    ]  # fmt: skip
+
+
+def listed(command: list[str], root: Path) -> set[str]:
+    out = subprocess.run(command, check=True, capture_output=True, text=True).stdout
+    return {Path(line).resolve().relative_to(root).as_posix() for line in out.split()}
+
+
+def timed_run(command: list[str]) -> float:
+    """Wall time of one run of ``command`` (measured in the thread that waits for it)."""
+    start = time.perf_counter()
+    subprocess.run(command, check=True, capture_output=True)
+    return time.perf_counter() - start
+
+
+async def measure(
+    root: Path,
+    settings: InstructionFilesSettings,
+    peers: dict[str, list[str]],
+    repeat: int,
+    warm_repeat: int,
+) -> tuple[dict[str, float], set[str]]:
+    """Median seconds per row; rounds interleave the tools so machine noise hits all alike."""
+    files = InstructionFiles(settings)
+    samples: dict[str, list[float]] = {"harness cold load": [], **{name: [] for name in peers}}
+    async with Supervisor([files.child_spec()]):
+        paths = {source.path for source in await files.load(root, agent="bench")}
+        for command in peers.values():  # warm-up: page cache and binaries
+            await anyio.to_thread.run_sync(timed_run, command)
+        for round_number in range(repeat):
+            order = ["harness cold load", *peers]
+            shift = round_number % len(order)
+            for name in order[shift:] + order[:shift]:
+                if name == "harness cold load":
+                    files.invalidate()
+                    start = time.perf_counter()
+                    await files.load(root, agent="bench")
+                    samples[name].append(time.perf_counter() - start)
+                else:
+                    samples[name].append(await anyio.to_thread.run_sync(timed_run, peers[name]))
+
+        # Warm: the cache answers; the workspace is moved away meanwhile to show that a hit
+        # touches no file at all.
+        cached = await files.load(root, agent="bench")
+        moved = root.with_name(root.name + ".moved")
+        await anyio.Path(root).rename(moved)
+        try:
+            start = time.perf_counter()
+            for _ in range(warm_repeat):
+                if await files.load(root, agent="bench") is not cached:
+                    raise AssertionError("a warm load did not come from the cache")
+            warm = (time.perf_counter() - start) / warm_repeat
+        finally:
+            await anyio.Path(moved).rename(root)
+    medians = {name: statistics.median(values) for name, values in samples.items()}
+    medians["harness warm load"] = warm
+    return medians, paths
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="a small tree and few repeats")
+    parser.add_argument("--dirs", type=int, help="source directories (default 20000)")
+    parser.add_argument("--repeat", type=int, help="timed runs per tool (median reported)")
+    parser.add_argument("--keep", action="store_true", help="keep the generated tree")
+    args = parser.parse_args(argv)
+    dirs = args.dirs or (2000 if args.quick else 20000)
+    repeat = args.repeat or (5 if args.quick else 11)
+    packages = max(10, dirs // 50)
+    git_dirs = 600 if args.quick else 3000
+    node_packages = 500 if args.quick else 3000
+    settings = InstructionFilesSettings()
+
+    tmp = Path(tempfile.mkdtemp(prefix="harness-bench-")).resolve()
+    root = tmp / "monorepo"
+    try:
+        start = time.perf_counter()
+        made = generate(
+            root, dirs=dirs, packages=packages, git_dirs=git_dirs, node_packages=node_packages
+        )
+        print(
+            f"generated {made} directories ({dirs} source dirs in {packages} packages, "
+            f"{git_dirs} in .git, {node_packages} node_modules packages) "
+            f"in {time.perf_counter() - start:.1f}s"
+        )
+        peers = {
+            "GNU find": find_command(root, settings),
+            "GNU find, 6 prunes": find_command(root, settings, minimal=True),
+        }
+        fd = fd_command(root, settings)
+        if fd is not None:
+            peers["fdfind"] = fd
+        medians, paths = anyio.run(measure, root, settings, peers, repeat, 20000)
+        for name, command in peers.items():
+            other = listed(command, root)
+            if other != paths:
+                print(f"MISMATCH harness vs {name}: {sorted(other ^ paths)[:10]}", file=sys.stderr)
+                return 1
+
+        cold, warm, find_time = (
+            medians["harness cold load"],
+            medians["harness warm load"],
+            medians["GNU find"],
+        )
+        fd_time = medians.get("fdfind")
+        peer_names = " and ".join(peers)
+        print(f"\n{len(paths)} instruction files; {peer_names} list exactly the same files")
+        print(f"median of {repeat} interleaved runs (warm: mean of 20,000 loads)\n")
+        print(f"{'what':<20} {'time ms':>10} {'vs find':>9} {'vs fd':>9}")
+        for name in ("harness cold load", "harness warm load", *peers):
+            seconds = medians[name]
+            vs_fd = f"{seconds / fd_time:8.2f}x" if fd_time else "        -"
+            print(f"{name:<20} {seconds * 1000:>10.3f} {seconds / find_time:>8.2f}x {vs_fd}")
+        print(f"\ncold / find = {cold / find_time:.2f}  (target <= 0.75)")
+        minimal = medians["GNU find, 6 prunes"]
+        print(f"cold / find with only the 6 prunes this tree needs = {cold / minimal:.2f}")
+        if fd_time:
+            print(f"cold / fd   = {cold / fd_time:.2f}  (target <= 1.5)")
+        else:
+            print("cold / fd   = -     (fdfind not installed: apt-get install fd-find)")
+        print(f"cold / warm = {cold / warm:,.0f}  (target >= 1000; warm loads ran with the")
+        print("              workspace moved away: a hit touches no file)")
+        return 0
+    finally:
+        if args.keep:
+            print(f"tree kept at {root}")
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,88 @@
+"""The cache table and the supervised task that owns it (the ETS table of ADR 0006).
+
+The task does nothing but own the table: it creates it when it starts, and the table dies with
+the task (however the task ends). Callers read and write the table themselves, synchronously
+and in their own task, as an Elixir process reads and writes a public ETS table; the task never
+performs I/O and never sees a request, so it can neither become a bottleneck nor be crashed by
+a bad workspace or database.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import anyio
+from anyio.abc import TaskStatus
+from cachetools import Cache, LRUCache, TTLCache
+
+from harness.instruction_files.models import InstructionSet
+
+__all__ = ["CacheKey", "CacheTable", "CacheTask", "CacheTaskCrashed"]
+
+logger = logging.getLogger(__name__)
+
+CacheKey = tuple[str, str | None, str]
+"""(resolved workspace, project_id, agent)."""
+
+
+class CacheTaskCrashed(RuntimeError):
+    """The cache task was told to crash (used to exercise the supervisor's restart)."""
+
+
+@dataclass(slots=True)
+class CacheTable:
+    """What one life of the cache task owns.
+
+    ``entries`` maps (resolved workspace, project_id, agent) to the loaded set; ``aliases``
+    maps the absolute path a caller passed to its resolved workspace, so a cache hit needs no
+    filesystem access at all (resolving a path would touch the disk).
+    """
+
+    entries: Cache[CacheKey, InstructionSet]
+    aliases: LRUCache[str, str]
+
+    @classmethod
+    def create(cls, maxsize: int, ttl: float | None) -> CacheTable:
+        entries: Cache[CacheKey, InstructionSet] = (
+            LRUCache(maxsize=maxsize) if ttl is None else TTLCache(maxsize=maxsize, ttl=ttl)
+        )
+        return cls(entries=entries, aliases=LRUCache(maxsize=4 * maxsize))
+
+
+@dataclass(slots=True)
+class CacheTask:
+    """The body of the supervised cache child: publish a fresh table, then wait.
+
+    ``publish(table)`` / ``retract(table)`` are callbacks into ``InstructionFiles`` (they run
+    synchronously in this task, under the owner's lock).
+    """
+
+    maxsize: int
+    ttl: float | None
+    publish: Callable[[CacheTable], None]
+    retract: Callable[[CacheTable], None]
+    _crash: anyio.Event | None = field(default=None)
+
+    async def run(self, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        table = CacheTable.create(self.maxsize, self.ttl)
+        crash = anyio.Event()
+        self.publish(table)
+        self._crash = crash
+        try:
+            logger.debug("instruction-files cache table created")
+            task_status.started()
+            await crash.wait()
+            raise CacheTaskCrashed("the instruction-files cache task was told to crash")
+        finally:
+            self._crash = None
+            self.retract(table)
+            logger.debug("instruction-files cache table dropped with its task")
+
+    def crash(self) -> bool:
+        """Make the running task raise (an abnormal exit); False if it is not running."""
+        if self._crash is None:
+            return False
+        self._crash.set()
+        return True

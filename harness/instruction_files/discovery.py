@@ -1,0 +1,500 @@
+"""The filesystem walk that finds a workspace's instruction files (synchronous, thread-safe).
+
+``discover(root, settings)`` is blocking code: ``InstructionFiles.load`` runs it in a worker
+thread (``anyio.to_thread``) so the event loop never waits on the disk.
+
+Rules, in the order a directory meets them:
+
+- A directory is listed once with ``os.scandir`` (no ``stat`` per entry: the entry type comes
+  from the directory listing itself). ``.git``, the ``vendored`` names, directory symlinks and
+  directories ignored by the ``.gitignore`` files above them (root and nested, patterns relative
+  to their own directory) are never entered. These prunes are policy, not problems: they are
+  silent.
+- Per directory, the instruction file is the first of ``settings.names`` that is a regular
+  file inside the workspace and not ignored by ``.gitignore``. A FIFO, socket, device or
+  directory with that name is never opened (its type is known before any open; the open itself
+  uses ``O_NONBLOCK | O_NOFOLLOW`` and re-checks with ``fstat`` in case the entry was swapped).
+  A file symlink is followed only when its real path lies inside the workspace and not under
+  ``.git`` or a vendored directory. Each candidate passed over is a warning, and the next name
+  is tried.
+- The chosen file is then read whole (at most ``max_bytes``); if it is then rejected (over the
+  cap, unreadable, whitespace-only, or the same file as one already loaded) the directory has no
+  instruction file: the next name is NOT consulted, and a warning says why.
+- One file reachable by two paths (hard link or symlink; same ``(st_dev, st_ino)``) is loaded
+  once, at its first place in precedence order; the other paths are warnings.
+- Text is UTF-8. A leading byte order mark is removed and invalid bytes become U+FFFD; both are
+  alterations and so both are warnings. ``digest`` is the sha256 of the bytes as read.
+
+Nothing in a tree can make the walk crash or hang: every ``OSError`` becomes a warning, the walk
+is iterative (no recursion limit), symlinked directories (and so symlink loops) are never
+entered, and no file is opened before its type is known.
+
+Speed: one ``os.scandir`` per directory (about five system calls: a third of what GNU find
+makes), each entry looked at once with set lookups, prunes applied before a directory is
+queued, ``.gitignore`` rules evaluated only below a ``.gitignore``, only for directories and
+instruction-file names, and memoised by name where no anchored pattern applies. On machines with
+CPUs to spare, several threads share the stack of directories (listings release the GIL).
+"""
+
+from __future__ import annotations
+
+import codecs
+import hashlib
+import os
+import stat
+import sys
+import threading
+from dataclasses import dataclass
+
+from harness.instruction_files.ignore import IgnoreChain, IgnoreFile
+from harness.instruction_files.models import (
+    InstructionSet,
+    InstructionSource,
+    WorkspaceNotFoundError,
+)
+from harness.instruction_files.settings import InstructionFilesSettings
+
+__all__ = ["DiscoveryCancelled", "decode", "discover", "resolve_workspace", "walk_workspace"]
+
+_GITIGNORE = ".gitignore"
+_GITIGNORE_MAX_BYTES = 1024 * 1024
+_OPEN_FLAGS = (
+    os.O_RDONLY
+    | getattr(os, "O_NONBLOCK", 0)
+    | getattr(os, "O_NOFOLLOW", 0)
+    | getattr(os, "O_CLOEXEC", 0)
+)
+_READ_CHUNK = 1024 * 1024
+_BATCH = 32  # directories a walk thread scans before sharing the rest of its subtree
+
+_Job = tuple[str, str, int, IgnoreChain | None]  # (absolute path, relative path, depth, chain)
+
+
+class DiscoveryCancelled(Exception):
+    """The walk was asked to stop (its ``load`` was cancelled); nothing is returned."""
+
+
+@dataclass(slots=True)
+class _Found:
+    depth: int
+    rel: str
+    dev: int
+    ino: int
+    data: bytes
+
+
+def resolve_workspace(workspace: str | os.PathLike[str]) -> str:
+    """The workspace's real path; ``WorkspaceNotFoundError`` if it is missing or not a dir."""
+    given = os.fspath(workspace)
+    try:
+        real = os.path.realpath(given, strict=True)
+    except OSError as exc:
+        raise WorkspaceNotFoundError(
+            f"workspace {given!r} does not exist ({_reason(exc)}): pass the path of an "
+            "existing directory"
+        ) from exc
+    if not os.path.isdir(real):
+        raise WorkspaceNotFoundError(
+            f"workspace {given!r} is not a directory: pass the directory that holds the "
+            "project (its root AGENTS.md, if any, lives there)"
+        )
+    return real
+
+
+def _reason(exc: OSError) -> str:
+    return exc.strerror or type(exc).__name__
+
+
+def _display(rel: str) -> str:
+    """A printable path: undecodable bytes of a file name are shown as ``\\xNN``."""
+    try:
+        rel.encode("utf-8")
+    except UnicodeEncodeError:
+        return rel.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return rel
+
+
+def _kind_of(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "a special file"
+
+
+class _Walk:
+    """One walk of one workspace; shared by its threads (lists are appended under the GIL)."""
+
+    def __init__(
+        self, root: str, settings: InstructionFilesSettings, stop: threading.Event | None
+    ) -> None:
+        self.root = root
+        self.root_prefix = root if root.endswith(os.sep) else root + os.sep
+        self.names = settings.names
+        self.max_bytes = settings.max_bytes
+        self.prune = frozenset((*settings.vendored, ".git"))
+        self.special = frozenset((*settings.names, _GITIGNORE))
+        self.stop = stop
+        self.found: list[_Found] = []
+        self.warnings: list[tuple[str, str]] = []
+
+    def warn(self, rel: str, reason: str) -> None:
+        self.warnings.append((rel, reason))
+
+    # -- one directory ---------------------------------------------------------------------
+
+    def drain(self, stack: list[_Job], budget: int) -> None:
+        """Scan directories popped from ``stack``, pushing their subdirectories back onto it,
+        until it is empty or ``budget`` directories were scanned.
+
+        This is the hot loop of every walk (one listing per directory, set lookups per entry),
+        kept in one function with local names; rarer work (instruction files, ``.gitignore``)
+        is delegated.
+        """
+        special, prune, stop = self.special, self.prune, self.stop
+        scandir, pop, push = os.scandir, stack.pop, stack.append
+        while stack and budget > 0:
+            budget -= 1
+            if stop is not None and stop.is_set():
+                raise DiscoveryCancelled
+            path, rel, depth, chain = pop()
+            subdirs: list[str] = []
+            named: dict[str, os.DirEntry[str]] | None = None
+            try:
+                with scandir(path) as entries:
+                    for entry in entries:
+                        name = entry.name
+                        if name in special:
+                            if named is None:
+                                named = {}
+                            named[name] = entry
+                        elif entry.is_dir(follow_symlinks=False) and name not in prune:
+                            subdirs.append(name)
+            except OSError as exc:
+                self.warn(rel or ".", f"directory skipped: it cannot be read ({_reason(exc)})")
+                continue
+            if named is not None:
+                chain = self._named_entries(path, rel, depth, chain, named, subdirs)
+            if not subdirs:
+                continue
+            prefix = rel + "/" if rel else ""
+            if chain is not None:
+                subdirs = chain.kept_dirs(prefix, subdirs)
+            depth += 1
+            for name in subdirs:
+                push((f"{path}/{name}", prefix + name, depth, chain))
+
+    def _named_entries(
+        self,
+        path: str,
+        rel: str,
+        depth: int,
+        chain: IgnoreChain | None,
+        named: dict[str, os.DirEntry[str]],
+        subdirs: list[str],
+    ) -> IgnoreChain | None:
+        prefix = rel + "/" if rel else ""
+        for name, named_entry in named.items():
+            # A directory that happens to carry an instruction-file name is walked like any
+            # other directory (it is never opened as a file).
+            if name not in self.prune and named_entry.is_dir(follow_symlinks=False):
+                subdirs.append(name)
+        gitignore = named.get(_GITIGNORE)
+        if gitignore is not None and _GITIGNORE not in self.names:
+            chain = self._gitignore(gitignore, prefix + _GITIGNORE, rel, chain)
+        for name in self.names:
+            entry = named.get(name)
+            if entry is None:
+                continue
+            file_rel = prefix + name
+            if chain is not None and chain.ignored(file_rel, name, False):
+                self.warn(file_rel, "skipped: ignored by .gitignore")
+                continue
+            target = self._eligible(entry, file_rel)
+            if target is None:
+                continue
+            self._read(target, file_rel, depth)
+            break
+        return chain
+
+    def _eligible(self, entry: os.DirEntry[str], file_rel: str) -> str | None:
+        """The path to open if ``entry`` is a regular file inside the workspace, else warn."""
+        try:
+            if not entry.is_symlink():
+                if entry.is_file(follow_symlinks=False):
+                    return entry.path
+                mode = entry.stat(follow_symlinks=False).st_mode
+                self.warn(file_rel, f"skipped: {_kind_of(mode)}, not a regular file")
+                return None
+            real = os.path.realpath(entry.path)
+            if not real.startswith(self.root_prefix):
+                self.warn(file_rel, "skipped: a symlink whose real path lies outside the workspace")
+                return None
+            inside = real[len(self.root_prefix) :].split(os.sep)[:-1]
+            pruned = next((part for part in inside if part in self.prune), None)
+            if pruned is not None:  # e.g. AGENTS.md -> .git/config: never read what is pruned
+                self.warn(file_rel, f"skipped: a symlink into {pruned}/, which is never read")
+                return None
+            mode = os.stat(real).st_mode
+        except OSError as exc:
+            self.warn(file_rel, f"skipped: it cannot be examined ({_reason(exc)})")
+            return None
+        if not stat.S_ISREG(mode):
+            self.warn(file_rel, f"skipped: a symlink to {_kind_of(mode)}, not a regular file")
+            return None
+        return real
+
+    def _read(self, target: str, file_rel: str, depth: int) -> None:
+        try:
+            fd = os.open(target, _OPEN_FLAGS)
+        except OSError as exc:
+            self.warn(file_rel, f"skipped: it cannot be opened ({_reason(exc)})")
+            return
+        try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode):
+                self.warn(
+                    file_rel, f"skipped: {_kind_of(info.st_mode)} (it changed during the walk)"
+                )
+                return
+            if info.st_size > self.max_bytes:
+                self._over_cap(file_rel, info.st_size)
+                return
+            # One read of (size + 1) bytes normally returns the whole file and proves EOF; a
+            # file that grows meanwhile is read on, up to one byte over the cap.
+            chunks: list[bytes] = []
+            size = 0
+            want = info.st_size + 1
+            while size <= self.max_bytes:
+                chunk = os.read(fd, min(want, self.max_bytes + 1 - size))
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                size += len(chunk)
+                if len(chunk) < want:
+                    break
+                want = _READ_CHUNK
+        except OSError as exc:
+            self.warn(file_rel, f"skipped: it cannot be read ({_reason(exc)})")
+            return
+        finally:
+            os.close(fd)
+        if size > self.max_bytes:
+            self._over_cap(file_rel, size)
+            return
+        self.found.append(_Found(depth, file_rel, info.st_dev, info.st_ino, b"".join(chunks)))
+
+    def _over_cap(self, file_rel: str, size: int) -> None:
+        self.warn(
+            file_rel,
+            f"skipped: {size} bytes, over the max_bytes cap of {self.max_bytes} "
+            "(raise instruction_files.max_bytes to load it)",
+        )
+
+    def _gitignore(
+        self,
+        entry: os.DirEntry[str],
+        gitignore_rel: str,
+        rel: str,
+        chain: IgnoreChain | None,
+    ) -> IgnoreChain | None:
+        try:
+            if not entry.is_file(follow_symlinks=False):
+                if entry.is_symlink():  # git does not follow a symlinked .gitignore either
+                    self.warn(gitignore_rel, "not applied: a symlink (git does not follow it)")
+                return chain
+            fd = os.open(entry.path, _OPEN_FLAGS)
+            try:
+                data = os.read(fd, _GITIGNORE_MAX_BYTES + 1)
+            finally:
+                os.close(fd)
+        except OSError as exc:
+            self.warn(gitignore_rel, f"not applied: it cannot be read ({_reason(exc)})")
+            return chain
+        if len(data) > _GITIGNORE_MAX_BYTES:
+            self.warn(gitignore_rel, f"not applied: larger than {_GITIGNORE_MAX_BYTES} bytes")
+            return chain
+        ignore, problems = IgnoreFile.parse(rel, data.decode("utf-8", "replace"))
+        for problem in problems:
+            self.warn(gitignore_rel, f"{problem}; the line is ignored, as git does")
+        if ignore.empty:
+            return chain
+        return IgnoreChain((ignore,)) if chain is None else chain.extended(ignore)
+
+    # -- the whole tree --------------------------------------------------------------------
+
+    def run(self, threads: int) -> None:
+        stack: list[_Job] = [(self.root, "", 0, None)]
+        if threads <= 1:
+            self.drain(stack, sys.maxsize)
+        else:
+            _Pool(self, stack, threads).run()
+
+
+class _Pool:
+    """Threads sharing one stack of directories until every directory is done.
+
+    A worker takes one directory, drains up to ``_BATCH`` directories of its subtree on a
+    private stack (no lock per directory), then hands what is left back to the shared stack.
+    ``outstanding`` counts directories not yet scanned (shared or held by a worker); the walk
+    ends when it reaches zero. ``list.pop``/``list.extend`` are atomic under the GIL; the
+    condition guards only the counter and the idle hand-off.
+    """
+
+    def __init__(self, walk: _Walk, stack: list[_Job], threads: int) -> None:
+        self.walk = walk
+        self.stack = stack
+        self.threads = threads
+        self.outstanding = len(stack)
+        self.idle = 0
+        self.failed: BaseException | None = None
+        self.cond = threading.Condition()
+
+    def run(self) -> None:
+        helpers = [
+            threading.Thread(target=self.work, name=f"harness-discovery-{n}", daemon=True)
+            for n in range(self.threads - 1)
+        ]
+        for helper in helpers:
+            helper.start()
+        self.work()
+        for helper in helpers:
+            helper.join()
+        if self.failed is not None:
+            raise self.failed
+
+    def work(self) -> None:
+        stack = self.stack
+        cond = self.cond
+        drain = self.walk.drain
+        while True:
+            try:
+                job = stack.pop()
+            except IndexError:
+                with cond:
+                    while not stack and self.outstanding and self.failed is None:
+                        self.idle += 1
+                        cond.wait()
+                        self.idle -= 1
+                    if not self.outstanding or self.failed is not None:
+                        cond.notify_all()
+                        return
+                continue
+            found = [job]
+            try:
+                drain(found, _BATCH)
+            except BaseException as exc:
+                with cond:
+                    if self.failed is None:
+                        self.failed = exc
+                    cond.notify_all()
+                return
+            with cond:
+                stack.extend(found)
+                self.outstanding += len(found) - 1
+                if self.idle:
+                    if not self.outstanding:
+                        cond.notify_all()
+                    elif found:
+                        cond.notify(len(found))
+
+
+def _default_threads() -> int:
+    """One thread on a machine with two CPUs or fewer, else four.
+
+    Listings release the GIL, but handing it back and forth costs a wake-up per system call;
+    on a 2-CPU machine that costs more than the overlap gains (measured: 1 thread 266 ms,
+    2 threads 283 ms on the 20,000-directory benchmark tree), so threads are used only where
+    there are CPUs to spare (and they pay most where listings wait on a cold disk).
+    """
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cpus = os.cpu_count() or 1
+    return 1 if cpus <= 2 else 4
+
+
+def discover(
+    workspace: str | os.PathLike[str],
+    settings: InstructionFilesSettings | None = None,
+    *,
+    stop: threading.Event | None = None,
+) -> InstructionSet:
+    """Walk ``workspace`` and return its instruction files in ascending precedence.
+
+    Blocking. ``stop`` (set from another thread) makes the walk raise ``DiscoveryCancelled``
+    soon after. Raises ``WorkspaceNotFoundError`` for a missing workspace; every other problem
+    is a warning in the result.
+    """
+    settings = settings if settings is not None else InstructionFilesSettings()
+    return walk_workspace(resolve_workspace(workspace), settings, stop)
+
+
+def walk_workspace(
+    root: str, settings: InstructionFilesSettings, stop: threading.Event | None = None
+) -> InstructionSet:
+    """``discover`` for a root already resolved by ``resolve_workspace``."""
+    walk = _Walk(root, settings, stop)
+    walk.run(settings.walk_threads or _default_threads())
+    return _assemble(walk)
+
+
+def _assemble(walk: _Walk) -> InstructionSet:
+    """Sort what the threads found, drop second paths to one file, and decode."""
+    sources: list[InstructionSource] = []
+    first_path: dict[tuple[int, int], str] = {}
+    warnings = list(walk.warnings)
+    for found in sorted(walk.found, key=lambda item: (item.depth, item.rel)):
+        rel = _display(found.rel)
+        identity = (found.dev, found.ino)
+        first = first_path.get(identity)
+        if first is not None:
+            warnings.append(
+                (
+                    found.rel,
+                    f"skipped: the same file as {first} (hard link or symlink); loaded once",
+                )
+            )
+            continue
+        first_path[identity] = rel
+        content, altered = decode(found.data)
+        if not content.strip():
+            warnings.append((found.rel, "skipped: empty or whitespace-only"))
+            continue
+        warnings.extend((found.rel, note) for note in altered)
+        sources.append(
+            InstructionSource(
+                kind="root" if found.depth == 0 else "directory",
+                path=rel,
+                content=content,
+                digest=hashlib.sha256(found.data).hexdigest(),
+                depth=found.depth,
+            )
+        )
+    warnings.sort(key=lambda warning: warning[0])  # stable: a file's notes keep their order
+    return InstructionSet(
+        sources=tuple(sources),
+        warnings=tuple(f"{_display(path)}: {reason}" for path, reason in warnings),
+    )
+
+
+def decode(data: bytes) -> tuple[str, list[str]]:
+    """UTF-8 text with a leading BOM removed and invalid bytes replaced; notes each change."""
+    notes: list[str] = []
+    offset = 0
+    if data.startswith(codecs.BOM_UTF8):
+        offset = len(codecs.BOM_UTF8)
+        data = data[offset:]
+        notes.append("altered: leading UTF-8 byte order mark removed")
+    try:
+        return data.decode("utf-8"), notes
+    except UnicodeDecodeError as exc:
+        text = data.decode("utf-8", "replace")
+        notes.append(
+            f"altered: invalid UTF-8 replaced with U+FFFD (first at byte {exc.start + offset})"
+        )
+        return text, notes

@@ -1,0 +1,61 @@
+"""The values ``InstructionFiles.load`` returns, and the errors it raises.
+
+Sources and sets are frozen so a cached set can be handed to many callers at once: nobody can
+change what another caller was given.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Literal
+
+SourceKind = Literal["root", "directory", "database"]
+
+
+@dataclass(frozen=True, slots=True)
+class InstructionSource:
+    """One instruction file (or the agent's database row), as read.
+
+    ``path`` is workspace-relative POSIX (``"AGENTS.md"``, ``"pkg/api/AGENTS.md"``) or
+    ``"db:<project_id>/<agent>"``. ``digest`` is the sha256 hex of the bytes read (the UTF-8
+    encoding of the row for the database). ``depth`` counts directories below the workspace
+    root: 0 for the root file; the database source also has depth 0 (it is not in the tree;
+    its place, last, comes from its kind).
+    """
+
+    kind: SourceKind
+    path: str
+    content: str
+    digest: str
+    depth: int
+
+
+@dataclass(frozen=True, slots=True)
+class InstructionSet:
+    """The sources in ASCENDING precedence (root, directories shallow to deep, database last).
+
+    Iterating yields the sources. ``warnings`` names every file skipped or altered and why,
+    one ``"<path>: <reason>"`` string each, sorted by path.
+    """
+
+    sources: tuple[InstructionSource, ...] = ()
+    warnings: tuple[str, ...] = ()
+
+    def __iter__(self) -> Iterator[InstructionSource]:
+        return iter(self.sources)
+
+    def __len__(self) -> int:
+        return len(self.sources)
+
+
+class InstructionStoreError(Exception):
+    """The ``agent_instructions`` table could not be read; the message says what to do.
+
+    Raised to the caller of ``load`` only: the cache task and the supervision tree are not
+    affected, and nothing is cached, so the next ``load`` reads again.
+    """
+
+
+class WorkspaceNotFoundError(FileNotFoundError):
+    """The workspace given to ``load`` does not exist or is not a directory."""

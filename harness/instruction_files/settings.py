@@ -1,0 +1,77 @@
+"""Settings of instruction-file discovery and its cache (the ``[instruction_files]`` TOML table)."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+DEFAULT_NAMES: tuple[str, ...] = ("AGENTS.override.md", "AGENTS.md")
+
+# Directories that hold other people's code, tool state or build caches: their instruction
+# files (if any) are not the workspace's, and walking them is most of the cost of a walk.
+DEFAULT_VENDORED: tuple[str, ...] = (
+    "node_modules",
+    "bower_components",
+    "jspm_packages",
+    ".venv",
+    "venv",
+    ".virtualenv",
+    "__pycache__",
+    ".mypy_cache",
+    ".pytest_cache",
+    ".ruff_cache",
+    ".hypothesis",
+    ".tox",
+    ".nox",
+    ".gradle",
+    ".terraform",
+    ".hg",
+    ".svn",
+)
+
+
+def _plain_names(values: tuple[str, ...], what: str) -> tuple[str, ...]:
+    for value in values:
+        if not value or value in (".", "..") or "/" in value or "\\" in value or "\0" in value:
+            raise ValueError(
+                f"{what} entry {value!r} is not a plain file name: use a bare name such as "
+                "'AGENTS.md', without any directory part"
+            )
+    if len(set(values)) != len(values):
+        raise ValueError(f"{what} lists a name twice: {list(values)!r}")
+    return values
+
+
+class InstructionFilesSettings(BaseModel):
+    """How instruction files are found, read and cached.
+
+    - ``names``: per directory, the first REGULAR file among these names is that directory's
+      instruction file (default ``AGENTS.override.md`` then ``AGENTS.md``).
+    - ``vendored``: directory names never entered, at any depth (``.git`` is never entered
+      whatever this says).
+    - ``max_bytes``: files larger than this are skipped with a warning (never truncated).
+    - ``cache_maxsize`` / ``cache_ttl``: size of the cache table (LRU) and an optional
+      time-to-live in seconds (``None``: entries live until ``invalidate`` or eviction).
+    - ``database_timeout``: seconds to wait on a locked database before giving up.
+    - ``walk_threads``: threads that walk a workspace (``None``: 1 on a machine with at most
+      two CPUs, where extra threads measured slower, else 4).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    names: tuple[str, ...] = Field(default=DEFAULT_NAMES, min_length=1)
+    vendored: tuple[str, ...] = DEFAULT_VENDORED
+    max_bytes: int = Field(default=256 * 1024, gt=0)
+    cache_maxsize: int = Field(default=256, gt=0)
+    cache_ttl: float | None = Field(default=None, gt=0)
+    database_timeout: float = Field(default=5.0, ge=0)
+    walk_threads: int | None = Field(default=None, ge=1, le=64)
+
+    @field_validator("names")
+    @classmethod
+    def _names(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        return _plain_names(value, "names")
+
+    @field_validator("vendored")
+    @classmethod
+    def _vendored(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        return _plain_names(value, "vendored")

@@ -1,0 +1,139 @@
+"""The agent's row in ``agent_instructions``, read (never written) through aiosqlite.
+
+The database is opened read-only with a ``file:...?mode=ro`` URI, so a missing file is an
+error instead of a new empty database appearing where the user mistyped a path. SQL is
+parameterised. Every sqlite failure becomes an ``InstructionStoreError`` whose message says
+what to do; a locked database is waited on for at most ``timeout`` seconds.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.resources
+import os
+import sqlite3
+from contextlib import closing
+from pathlib import Path
+
+import aiosqlite
+
+from harness.instruction_files.discovery import decode
+from harness.instruction_files.models import InstructionSource, InstructionStoreError
+
+__all__ = ["SCHEMA_SQL", "create_schema", "read_agent_row", "source_path"]
+
+SCHEMA_SQL: str = (
+    importlib.resources.files("harness.instruction_files").joinpath("schema.sql").read_text("utf-8")
+)
+"""The ``CREATE TABLE IF NOT EXISTS agent_instructions (...)`` statement harness ships."""
+
+_QUERY = (
+    "SELECT content FROM agent_instructions WHERE project_id = ? AND agent_slug = ? "
+    "ORDER BY updated_at DESC LIMIT 1"
+)
+
+
+def create_schema(database: str | os.PathLike[str]) -> None:
+    """Create ``agent_instructions`` in the SQLite file ``database`` (made if absent).
+
+    For tests, examples and local setups; production databases get the table from the
+    migrations of the service that owns it. Idempotent.
+    """
+    with closing(sqlite3.connect(os.fspath(database))) as connection:
+        connection.executescript(SCHEMA_SQL)
+        connection.commit()
+
+
+def source_path(project_id: str, agent: str) -> str:
+    """The ``path`` of a database source: ``"db:<project_id>/<agent>"``."""
+    return f"db:{project_id}/{agent}"
+
+
+def _read_only_uri(database: Path) -> str:
+    return database.absolute().as_uri() + "?mode=ro"
+
+
+def _explain(database: Path, exc: sqlite3.Error, timeout: float) -> InstructionStoreError:
+    text = str(exc)
+    where = f"instructions database {str(database)!r}"
+    lowered = text.lower()
+    if "unable to open" in lowered or database.is_dir() or not database.exists():
+        what = (
+            "does not exist"
+            if not database.exists()
+            else "is a directory"
+            if database.is_dir()
+            else "is not readable"
+        )
+        advice = (
+            f"cannot be opened ({what}): pass the path of an existing SQLite file, create "
+            "one with harness.instruction_files.create_schema(path), or leave project_id out "
+            "to load instruction files without the database"
+        )
+    elif "not a database" in lowered or "malformed" in lowered:
+        advice = (
+            "is not a readable SQLite database (corrupt, or another kind of file): restore it "
+            "from a backup or point `database` at the right file"
+        )
+    elif "no such table" in lowered:
+        advice = (
+            "has no agent_instructions table: create it with "
+            "harness.instruction_files.create_schema(path) (the SQL is "
+            "harness.instruction_files.SCHEMA_SQL) or run the migration that owns it"
+        )
+    elif "no such column" in lowered:
+        advice = (
+            f"has an agent_instructions table without the expected columns ({text}): it needs "
+            "project_id, agent_slug, content and updated_at (see "
+            "harness.instruction_files.SCHEMA_SQL)"
+        )
+    elif "locked" in lowered or "busy" in lowered:
+        advice = (
+            f"stayed locked by another connection for {timeout:g}s: retry once the writer "
+            "commits, or raise instruction_files.database_timeout"
+        )
+    else:
+        advice = f"could not be read ({type(exc).__name__}: {text}): check the file"
+    return InstructionStoreError(f"{where} {advice}")
+
+
+async def read_agent_row(
+    database: Path, project_id: str, agent: str, *, busy_timeout: float
+) -> tuple[InstructionSource | None, list[str]]:
+    """The database source for (project_id, agent), or ``None`` when there is no row.
+
+    Returns the source and warnings (``"db:<project>/<agent>: ..."``) for a row whose content
+    was altered (BOM, invalid bytes) or skipped (NULL or whitespace-only). A locked database
+    is waited on for ``busy_timeout`` seconds.
+    """
+    path = source_path(project_id, agent)
+    try:
+        async with (
+            aiosqlite.connect(_read_only_uri(database), uri=True, timeout=busy_timeout) as db,
+            db.execute(_QUERY, (project_id, agent)) as cursor,
+        ):
+            row = await cursor.fetchone()
+    except sqlite3.Error as exc:
+        raise _explain(database, exc, busy_timeout) from exc
+    if row is None:
+        return None, []
+    value = row[0]
+    notes: list[str] = []
+    if value is None:
+        return None, [f"{path}: skipped: its content is NULL"]
+    if isinstance(value, bytes):  # sqlite is dynamically typed: a BLOB is decoded as a file is
+        raw = value
+        content, notes = decode(raw)
+    else:
+        content = str(value)
+        raw = content.encode("utf-8", "surrogatepass")
+    if not content.strip():
+        return None, [f"{path}: skipped: empty or whitespace-only"]
+    source = InstructionSource(
+        kind="database",
+        path=path,
+        content=content,
+        digest=hashlib.sha256(raw).hexdigest(),
+        depth=0,
+    )
+    return source, [f"{path}: {note}" for note in notes]

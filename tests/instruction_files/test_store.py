@@ -1,0 +1,244 @@
+"""The agent_instructions table: a real SQLite file, read-only, errors that say what to do."""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+import time
+from collections.abc import Callable, Iterable
+from contextlib import closing
+from pathlib import Path
+
+import anyio
+import pytest
+
+from harness.instruction_files import (
+    SCHEMA_SQL,
+    InstructionFiles,
+    InstructionFilesSettings,
+    InstructionStoreError,
+    create_schema,
+)
+from harness.runtime import Supervisor
+
+DbMaker = Callable[[Iterable[tuple[str, str, object]]], Path]
+
+
+@pytest.fixture
+def workspace(ws: Path) -> Path:
+    (ws / "AGENTS.md").write_text("root rules\n")
+    (ws / "pkg").mkdir()
+    (ws / "pkg" / "AGENTS.md").write_text("pkg rules\n")
+    return ws
+
+
+async def test_row_is_the_last_source(workspace: Path, make_db: DbMaker) -> None:
+    database = make_db([("acme", "reviewer", "Review like acme."), ("acme", "tester", "Test.")])
+    with anyio.fail_after(10):
+        found = await InstructionFiles(database=database).load(
+            workspace, agent="reviewer", project_id="acme"
+        )
+    assert [source.path for source in found] == ["AGENTS.md", "pkg/AGENTS.md", "db:acme/reviewer"]
+    row = found.sources[-1]
+    assert row.kind == "database" and row.depth == 0
+    assert row.content == "Review like acme."
+    assert row.digest == hashlib.sha256(b"Review like acme.").hexdigest()
+    assert found.warnings == ()
+
+
+async def test_no_project_id_means_no_database_source_and_no_database_access(
+    workspace: Path, tmp_path: Path
+) -> None:
+    missing = tmp_path / "never-opened.db"
+    with anyio.fail_after(10):
+        found = await InstructionFiles(database=missing).load(workspace, agent="reviewer")
+    assert [source.kind for source in found] == ["root", "directory"]
+    assert not missing.exists()
+
+
+async def test_no_row_means_no_database_source_and_no_warning(
+    workspace: Path, make_db: DbMaker
+) -> None:
+    database = make_db([("acme", "reviewer", "x")])
+    with anyio.fail_after(10):
+        found = await InstructionFiles(database=database).load(
+            workspace, agent="planner", project_id="acme"
+        )
+    assert [source.kind for source in found] == ["root", "directory"]
+    assert found.warnings == ()
+
+
+async def test_project_id_without_a_database_is_a_warning(workspace: Path) -> None:
+    with anyio.fail_after(10):
+        found = await InstructionFiles().load(workspace, agent="reviewer", project_id="acme")
+    assert [source.kind for source in found] == ["root", "directory"]
+    assert found.warnings == (
+        "db:acme/reviewer: not loaded: no database is configured "
+        "(pass database= to InstructionFiles or Harness)",
+    )
+
+
+async def test_parameters_are_bound_not_spliced(workspace: Path, make_db: DbMaker) -> None:
+    database = make_db([("acme", "reviewer", "acme only")])
+    files = InstructionFiles(database=database)
+    with anyio.fail_after(10):
+        for project in ("x' OR '1'='1", "acme' --", '"; DROP TABLE agent_instructions; --'):
+            found = await files.load(workspace, agent="reviewer", project_id=project)
+            assert [source.kind for source in found] == ["root", "directory"]
+        found = await files.load(workspace, agent="reviewer", project_id="acme")
+    assert found.sources[-1].content == "acme only"
+
+
+async def test_row_content_rules(workspace: Path, make_db: DbMaker) -> None:
+    database = make_db(
+        [
+            ("p", "blank", "  \n\t"),
+            ("p", "blob", b"\xef\xbb\xbfbytes \xff\n"),
+        ]
+    )
+    files = InstructionFiles(database=database)
+    with anyio.fail_after(10):
+        blank = await files.load(workspace, agent="blank", project_id="p")
+        blob = await files.load(workspace, agent="blob", project_id="p")
+    assert [source.kind for source in blank] == ["root", "directory"]
+    assert blank.warnings == ("db:p/blank: skipped: empty or whitespace-only",)
+    assert blob.sources[-1].content == "bytes \ufffd\n"
+    assert blob.sources[-1].digest == hashlib.sha256(b"\xef\xbb\xbfbytes \xff\n").hexdigest()
+    assert len(blob.warnings) == 2 and all(
+        w.startswith("db:p/blob: altered") for w in blob.warnings
+    )
+
+
+async def test_missing_database_file_is_an_error_and_is_not_created(
+    workspace: Path, tmp_path: Path
+) -> None:
+    missing = tmp_path / "typo.db"
+    with anyio.fail_after(10), pytest.raises(InstructionStoreError) as caught:
+        await InstructionFiles(database=missing).load(workspace, agent="r", project_id="p")
+    assert "cannot be opened" in str(caught.value) and "create_schema" in str(caught.value)
+    assert str(missing) in str(caught.value)
+    assert not missing.exists()
+
+
+async def test_missing_table_says_how_to_create_it(workspace: Path, tmp_path: Path) -> None:
+    database = tmp_path / "empty.db"
+    with closing(sqlite3.connect(database)) as connection:
+        connection.execute("CREATE TABLE other (x)")
+    with anyio.fail_after(10), pytest.raises(InstructionStoreError) as caught:
+        await InstructionFiles(database=database).load(workspace, agent="r", project_id="p")
+    message = str(caught.value)
+    assert "has no agent_instructions table" in message and "create_schema" in message
+
+
+async def test_wrong_columns_are_named(workspace: Path, tmp_path: Path) -> None:
+    database = tmp_path / "old.db"
+    with closing(sqlite3.connect(database)) as connection:
+        connection.execute("CREATE TABLE agent_instructions (project_id, agent, body)")
+    with anyio.fail_after(10), pytest.raises(InstructionStoreError, match="expected columns"):
+        await InstructionFiles(database=database).load(workspace, agent="r", project_id="p")
+
+
+async def test_corrupt_database_file(workspace: Path, tmp_path: Path) -> None:
+    database = tmp_path / "corrupt.db"
+    database.write_bytes(b"this is not sqlite at all" * 100)
+    with anyio.fail_after(10), pytest.raises(InstructionStoreError, match="not a readable SQLite"):
+        await InstructionFiles(database=database).load(workspace, agent="r", project_id="p")
+
+
+async def test_directory_as_database(workspace: Path, tmp_path: Path) -> None:
+    with anyio.fail_after(10), pytest.raises(InstructionStoreError, match="cannot be opened"):
+        await InstructionFiles(database=tmp_path).load(workspace, agent="r", project_id="p")
+
+
+async def test_locked_database_fails_within_the_timeout(workspace: Path, make_db: DbMaker) -> None:
+    database = make_db([("p", "r", "row")])
+    holder = sqlite3.connect(database, isolation_level=None, check_same_thread=False)
+    holder.execute("BEGIN EXCLUSIVE")  # rollback-journal mode: readers are locked out
+    files = InstructionFiles(InstructionFilesSettings(database_timeout=0.2), database=database)
+    try:
+        started = time.monotonic()
+        with anyio.fail_after(10), pytest.raises(InstructionStoreError) as caught:
+            await files.load(workspace, agent="r", project_id="p")
+        assert time.monotonic() - started < 5
+        assert "locked" in str(caught.value) and "database_timeout" in str(caught.value)
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    with anyio.fail_after(10):
+        found = await files.load(workspace, agent="r", project_id="p")
+    assert found.sources[-1].content == "row"
+
+
+async def test_store_error_leaves_the_runtime_running_and_the_cache_unpoisoned(
+    workspace: Path, tmp_path: Path
+) -> None:
+    database = tmp_path / "later.db"
+    with closing(sqlite3.connect(database)) as connection:
+        connection.execute("CREATE TABLE unrelated (x)")
+    files = InstructionFiles(database=database)
+    with anyio.fail_after(10):
+        async with Supervisor([files.child_spec()]) as supervisor:
+            for _ in range(3):
+                with pytest.raises(InstructionStoreError):
+                    await files.load(workspace, agent="r", project_id="p")
+            (info,) = supervisor.which_children()
+            assert info.status == "running" and info.restarts == 0
+            assert files.cache_running
+            with closing(sqlite3.connect(database)) as connection:  # the operator fixes it
+                connection.executescript(SCHEMA_SQL)
+                connection.execute(
+                    "INSERT INTO agent_instructions (project_id, agent_slug, content) "
+                    "VALUES ('p', 'r', 'fixed')"
+                )
+                connection.commit()
+            found = await files.load(workspace, agent="r", project_id="p")
+            assert found.sources[-1].content == "fixed"  # nothing stale was cached
+            assert supervisor.which_children()[0].restarts == 0
+
+
+async def test_two_projects_over_one_workspace_never_see_each_other(
+    workspace: Path, make_db: DbMaker
+) -> None:
+    database = make_db([("alpha", "reviewer", "alpha rules"), ("beta", "reviewer", "beta rules")])
+    files = InstructionFiles(database=database)
+    with anyio.fail_after(10):
+        async with Supervisor([files.child_spec()]):
+            for _ in range(3):  # cached or not, each project keeps its own row
+                alpha, beta, none = (
+                    await files.load(workspace, agent="reviewer", project_id="alpha"),
+                    await files.load(workspace, agent="reviewer", project_id="beta"),
+                    await files.load(workspace, agent="reviewer"),
+                )
+                assert alpha.sources[-1].content == "alpha rules"
+                assert beta.sources[-1].content == "beta rules"
+                assert [source.kind for source in none] == ["root", "directory"]
+                assert alpha.sources[:-1] == beta.sources[:-1] == none.sources
+
+
+def test_schema_is_shipped_and_idempotent(tmp_path: Path) -> None:
+    database = tmp_path / "s.db"
+    create_schema(database)
+    create_schema(database)
+    with closing(sqlite3.connect(database)) as connection:
+        columns = [row[1] for row in connection.execute("PRAGMA table_info(agent_instructions)")]
+        connection.execute(
+            "INSERT INTO agent_instructions (project_id, agent_slug, content) VALUES ('p','a','c')"
+        )
+        with pytest.raises(sqlite3.IntegrityError):  # one row per (project_id, agent_slug)
+            connection.execute(
+                "INSERT INTO agent_instructions (project_id, agent_slug, content) "
+                "VALUES ('p','a','again')"
+            )
+        (updated_at,) = connection.execute("SELECT updated_at FROM agent_instructions").fetchone()
+    assert columns == ["project_id", "agent_slug", "content", "updated_at"]
+    assert "CREATE TABLE IF NOT EXISTS agent_instructions" in SCHEMA_SQL
+    assert updated_at.endswith("Z")
+
+
+async def test_database_is_opened_read_only(workspace: Path, make_db: DbMaker) -> None:
+    database = make_db([("p", "r", "row")])
+    before = database.stat().st_mtime_ns
+    with anyio.fail_after(10):
+        found = await InstructionFiles(database=database).load(workspace, agent="r", project_id="p")
+    assert found.sources[-1].content == "row"
+    assert database.stat().st_mtime_ns == before
