@@ -166,7 +166,7 @@ async def main(quick: bool) -> int:
         if f.cancelled:
             extra.append(f"loads abandoned by their caller {f.cancelled}")
         if f.escalation:
-            extra.append("the tree gave up: MaxRestartsExceeded (restart intensity 3 in 5 s)")
+            extra.append("the tree gave up: MaxRestartsExceeded (the configured restart intensity)")
         if extra:
             print(f"{f.scenario}: " + "; ".join(extra))
     bad = [f for f in rows if not f.clean]

@@ -213,10 +213,7 @@ def _format_sources(
 
 
 async def _sources(args: argparse.Namespace) -> int:
-    import anyio.to_thread
-
     from harness.harness import Harness
-    from harness.project_context import load_project_context
 
     harness = Harness(_config(args), database=args.db)
     agent = args.agent
@@ -226,10 +223,7 @@ async def _sources(args: argparse.Namespace) -> int:
         instruction_set = await harness.instruction_files.load(
             args.workspace, agent=agent or "-", project_id=args.project_id
         )
-    cap = harness.config.project_context.max_file_bytes
-    context = await anyio.to_thread.run_sync(
-        lambda: load_project_context(args.workspace, max_file_bytes=cap)
-    )
+    context = await harness.project_context(args.workspace)
     sys.stdout.write(_format_sources(instruction_set, context, args))
     return EXIT_OK
 

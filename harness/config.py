@@ -37,6 +37,7 @@ __all__ = [
     "LayerBudgets",
     "LayerStrategies",
     "ProjectContextSettings",
+    "SupervisorSettings",
     "check_envelope",
     "load_config",
     "load_roster",
@@ -133,6 +134,22 @@ class ProjectContextSettings(_Frozen):
     max_file_bytes: int = Field(default=65536, gt=0)
 
 
+class SupervisorSettings(_Frozen):
+    """The Harness supervisor's restart intensity: more than ``max_restarts`` restarts within
+    ``max_seconds`` (sliding window) stop the tree with ``MaxRestartsExceeded``.
+
+    The default is generous on purpose. The only child is the instruction-files cache, which
+    holds nothing but a table that is rebuilt on demand, and ``load`` keeps answering
+    (uncached) while it is down; so a storm of cache restarts must not end the Harness. OTP's
+    usual 3-in-5 s would. A true crash loop is still bounded: a crash and restart of the cache
+    costs about 125 us of CPU (measured on a shared 2-CPU VM), so 1000 restarts in 10 s caps a
+    loop at roughly 1% of one CPU before the tree gives up.
+    """
+
+    max_restarts: int = Field(default=1000, ge=0, strict=True)
+    max_seconds: float = Field(default=10.0, gt=0, allow_inf_nan=False)
+
+
 class HarnessConfig(_Frozen):
     """Everything that shapes a prompt, validated and immutable.
 
@@ -151,6 +168,7 @@ class HarnessConfig(_Frozen):
     agents: dict[str, str] = Field(default_factory=dict)
     instruction_files: InstructionFilesSettings = Field(default_factory=InstructionFilesSettings)
     project_context: ProjectContextSettings = ProjectContextSettings()
+    supervisor: SupervisorSettings = SupervisorSettings()
 
     @field_validator("tokenizer")
     @classmethod

@@ -131,7 +131,13 @@ class Harness:
         if self._stack is not None:
             raise RuntimeError("this Harness is already running; it cannot be entered twice")
         stack = AsyncExitStack()
-        supervisor = Supervisor([self._instruction_files.child_spec()], strategy="one_for_one")
+        intensity = self.config.supervisor
+        supervisor = Supervisor(
+            [self._instruction_files.child_spec()],
+            strategy="one_for_one",
+            max_restarts=intensity.max_restarts,
+            max_seconds=intensity.max_seconds,
+        )
         await stack.enter_async_context(supervisor)
         self._stack, self._supervisor = stack, supervisor
         return self
@@ -167,6 +173,17 @@ class Harness:
             merged[layer] = value
         return merged
 
+    async def project_context(self, workspace: str | os.PathLike[str]) -> ProjectContext:
+        """The workspace's ``.AGENTS/`` units, read off the event loop under the config's rules."""
+        config = self.config
+        return await anyio.to_thread.run_sync(
+            lambda: load_project_context(
+                workspace,
+                max_file_bytes=config.project_context.max_file_bytes,
+                vendored=config.instruction_files.vendored,
+            )
+        )
+
     async def build(
         self,
         workspace: str | os.PathLike[str],
@@ -194,11 +211,7 @@ class Harness:
         instruction_set = await self._instruction_files.load(
             root, agent=agent, project_id=project_id
         )
-        project_context = await anyio.to_thread.run_sync(
-            lambda: load_project_context(
-                root, max_file_bytes=self.config.project_context.max_file_bytes
-            )
-        )
+        project_context = await self.project_context(root)
         layers: dict[str, str | Unit | Sequence[Unit]] = {
             "identity": Unit(id=agent, text=identity),
             "instruction_files": [

@@ -7,29 +7,45 @@ workspace-relative path, so the rendered prompt cites it and the report names it
 
 A workspace without ``.AGENTS/`` simply has an empty layer: opting in is optional. The
 files are read under the same rules as instruction files, because they are just as
-attacker-reachable: a symlinked ``.AGENTS`` directory is not followed, a file whose real
-path lies outside the workspace is not read, only regular files are read (never a FIFO or a
-device, so nothing can hang), files over the size cap are skipped, one file reachable by two
-names is read once, and text is UTF-8 with a leading BOM removed and invalid bytes replaced
-by U+FFFD. Every file skipped or altered yields a warning; nothing here raises for content.
-Names starting with ``.`` (editor lock and swap files) and files not ending in ``.md`` are
-ignored.
+attacker-reachable (a cloned repository can commit ``.AGENTS/overview.md -> ../.git/config``):
+a symlinked ``.AGENTS`` directory is not followed; a file symlink is followed only when its
+real path lies inside the workspace, not under ``.git`` or a vendored directory (the
+``[instruction_files] vendored`` names), and not ignored by the workspace's ``.gitignore``
+files (matched by the instruction-files ignore matcher, one path component at a time as git
+does); only regular files are read (never a FIFO or a device, so nothing can hang), files
+over the size cap are skipped, one file reachable by two names is read once, and text is
+decoded by the instruction-files decoder (UTF-8, a leading BOM removed, invalid bytes
+replaced by U+FFFD). Every file skipped or altered yields a warning; nothing here raises for
+content. Names starting with ``.`` (editor lock and swap files) and files not ending in
+``.md`` are ignored. Regular (non-symlink) files in ``.AGENTS/`` are the workspace's own
+context and are read even when ``.gitignore`` ignores them (a local, untracked ``.AGENTS/``
+is a normal setup).
 """
 
 from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Iterable
 from dataclasses import dataclass
 
+from harness.instruction_files import InstructionFilesSettings
+from harness.instruction_files.discovery import decode
+from harness.instruction_files.ignore import IgnoreChain, IgnoreFile
 from harness.prompt_assembler import Unit
 
 __all__ = ["DIRECTORY", "PRIORITY", "ProjectContext", "load_project_context"]
 
 DIRECTORY = ".AGENTS"
 PRIORITY = ("overview.md", "conventions.md", "glossary.md")
-_BOM = b"\xef\xbb\xbf"
-_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+_GITIGNORE = ".gitignore"
+_GITIGNORE_MAX_BYTES = 1024 * 1024  # as discovery: a larger .gitignore is not applied
+_OPEN_FLAGS = (
+    os.O_RDONLY
+    | getattr(os, "O_NONBLOCK", 0)
+    | getattr(os, "O_NOFOLLOW", 0)
+    | getattr(os, "O_CLOEXEC", 0)
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,8 +64,73 @@ def ordered_names(names: list[str]) -> list[str]:
     return head + tail
 
 
-def _inside(path: str, root: str) -> bool:
-    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+class _SymlinkRules:
+    """Whether a symlink's resolved target may be read: the instruction-files rules.
+
+    Refused: a real path outside the workspace, under ``.git`` or a vendored directory, or
+    ignored by the ``.gitignore`` files on its way down from the root (the same
+    ``IgnoreFile``/``IgnoreChain`` matcher discovery uses; an ignored directory hides
+    everything below it, as in git). The chains are built lazily and only for the
+    directories a target passes through, so a ``.AGENTS/`` without symlinks costs nothing.
+    """
+
+    def __init__(self, root: str, vendored: Iterable[str]) -> None:
+        self.root = root
+        self.prefix = root if root.endswith(os.sep) else root + os.sep
+        self.prune = frozenset((*vendored, ".git"))
+        self._chains: dict[str, IgnoreChain | None] = {}
+
+    def refusal(self, real: str) -> str | None:
+        """Why ``real`` must not be read, or ``None`` if it may be."""
+        if real == self.root:
+            return "a symlink to the workspace itself, not a regular file; skipped"
+        if not real.startswith(self.prefix):
+            return "its real path is outside the workspace; not read"
+        parts = real[len(self.prefix) :].split(os.sep)
+        pruned = next((part for part in parts if part in self.prune), None)
+        if pruned is not None:  # e.g. overview.md -> ../.git/config: never read what is pruned
+            return f"a symlink into {pruned}/, which is never read; skipped"
+        rel = ""
+        chain: IgnoreChain | None = None
+        for index, name in enumerate(parts):
+            found = self._chain(rel, chain)
+            if isinstance(found, str):
+                return found
+            chain = found
+            child = f"{rel}/{name}" if rel else name
+            if chain is not None and chain.ignored(child, name, index < len(parts) - 1):
+                return f"a symlink to {child}, which .gitignore ignores; not read"
+            rel = child
+        return None
+
+    def _chain(self, rel: str, parent: IgnoreChain | None) -> IgnoreChain | str | None:
+        """The chain that applies to the entries of directory ``rel`` (a string: a problem).
+
+        A ``.gitignore`` that exists but cannot be read makes the check fail closed: the
+        symlink is refused rather than read unchecked.
+        """
+        if rel in self._chains:
+            return self._chains[rel]
+        gitignore = os.path.join(self.root, rel, _GITIGNORE) if rel else self.prefix + _GITIGNORE
+        shown = f"{rel}/{_GITIGNORE}" if rel else _GITIGNORE
+        chain = parent
+        try:
+            info = os.lstat(gitignore)
+        except FileNotFoundError:
+            info = None
+        except OSError as exc:
+            return f"{shown} cannot be examined ({exc.strerror or exc}) to check it; skipped"
+        # Like git and discovery, a symlinked or special .gitignore is not applied.
+        if info is not None and stat.S_ISREG(info.st_mode):
+            data, problem, _ = _read_capped(gitignore, _GITIGNORE_MAX_BYTES)
+            if data is None:
+                reason = (problem or "cannot be read").removesuffix("; skipped")
+                return f"{shown} {reason}, so the symlink cannot be checked; skipped"
+            ignore, _problems = IgnoreFile.parse(rel, data.decode("utf-8", "replace"))
+            if not ignore.empty:
+                chain = IgnoreChain((ignore,)) if parent is None else parent.extended(ignore)
+        self._chains[rel] = chain
+        return chain
 
 
 def _read_capped(path: str, cap: int) -> tuple[bytes | None, str | None, tuple[int, int] | None]:
@@ -82,9 +163,16 @@ def _read_capped(path: str, cap: int) -> tuple[bytes | None, str | None, tuple[i
 
 
 def load_project_context(
-    workspace: str | os.PathLike[str], *, max_file_bytes: int = 65536
+    workspace: str | os.PathLike[str],
+    *,
+    max_file_bytes: int = 65536,
+    vendored: Iterable[str] | None = None,
 ) -> ProjectContext:
-    """Read ``WORKSPACE/.AGENTS/*.md`` into units (blocking I/O: run it in a worker thread)."""
+    """Read ``WORKSPACE/.AGENTS/*.md`` into units (blocking I/O: run it in a worker thread).
+
+    ``vendored`` are the directory names a symlink may not point into (besides ``.git``);
+    default: those of ``InstructionFilesSettings``. ``Harness`` passes its config's.
+    """
     if max_file_bytes < 1:
         raise ValueError("max_file_bytes must be at least 1")
     root = os.path.realpath(workspace)
@@ -110,15 +198,26 @@ def load_project_context(
     except OSError as exc:
         return ProjectContext((), (f"{DIRECTORY}/: cannot be listed ({exc.strerror}); skipped",))
 
+    rules = _SymlinkRules(
+        root, InstructionFilesSettings().vendored if vendored is None else vendored
+    )
     units: list[Unit] = []
     seen: dict[tuple[int, int], str] = {}
     for name in ordered_names(names):
         relative = f"{DIRECTORY}/{name}"
-        real = os.path.realpath(os.path.join(directory, name))
-        if not _inside(real, root):
-            warnings.append(f"{relative}: its real path is outside the workspace; not read")
+        target = os.path.join(directory, name)
+        try:
+            is_link = stat.S_ISLNK(os.lstat(target).st_mode)
+        except OSError as exc:
+            warnings.append(f"{relative}: cannot be examined ({exc.strerror or exc}); skipped")
             continue
-        data, problem, identity = _read_capped(real, max_file_bytes)
+        if is_link:
+            target = os.path.realpath(target)
+            refused = rules.refusal(target)
+            if refused is not None:
+                warnings.append(f"{relative}: {refused}")
+                continue
+        data, problem, identity = _read_capped(target, max_file_bytes)
         if data is None or identity is None:
             warnings.append(f"{relative}: {problem}")
             continue
@@ -126,16 +225,11 @@ def load_project_context(
             warnings.append(f"{relative}: same file as {seen[identity]}; loaded once")
             continue
         seen[identity] = relative
-        if data.startswith(_BOM):
-            data = data[len(_BOM) :]
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError:
-            text = data.decode("utf-8", errors="replace")
-            warnings.append(f"{relative}: invalid UTF-8 bytes replaced with U+FFFD")
+        text, altered = decode(data)
         text = text.rstrip().lstrip("\r\n")
         if not text.strip():
             warnings.append(f"{relative}: empty or whitespace only; skipped")
             continue
+        warnings.extend(f"{relative}: {note}" for note in altered)
         units.append(Unit(id=relative, text=text, source=relative))
     return ProjectContext(tuple(units), tuple(warnings))

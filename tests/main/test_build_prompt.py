@@ -114,7 +114,7 @@ async def test_embedder_extends_the_roster(acme: Path) -> None:
 
 async def test_caller_layers_accept_units_and_strings(tree: Tree) -> None:
     workspace = tree({})
-    rules = [Unit(id="r-old", text="old rule"), "new rule"]
+    rules: list[Unit | str] = [Unit(id="r-old", text="old rule"), "new rule"]
     with anyio.fail_after(10):
         async with Harness() as harness:
             prompt = await harness.build_prompt(

@@ -122,6 +122,11 @@ def test_reserves_larger_than_the_limit_are_rejected() -> None:
         ("[agents]\n'Bad Slug' = 'x'\n", r"agents: .*'Bad Slug' is invalid"),
         ("[instruction_files]\nmax_bytes = 0\n", r"instruction_files\.max_bytes"),
         ("[project_context]\nmax_file_bytes = 0\n", r"project_context\.max_file_bytes"),
+        ("[supervisor]\nmax_restarts = -1\n", r"supervisor\.max_restarts: .*greater than or"),
+        ("[supervisor]\nmax_restarts = true\n", r"supervisor\.max_restarts: .*integer"),
+        ("[supervisor]\nmax_seconds = 0\n", r"supervisor\.max_seconds: .*greater than 0"),
+        ("[supervisor]\nmax_seconds = inf\n", r"supervisor\.max_seconds: .*finite"),
+        ("[supervisor]\nmax_restart = 5\n", r"supervisor\.max_restart: unknown key"),
     ],
 )
 def test_bad_files_raise_config_error_naming_the_key(
@@ -155,4 +160,17 @@ def test_missing_agents_file_fails_at_load(tmp_path: Path) -> None:
 def test_config_is_immutable() -> None:
     config = HarnessConfig()
     with pytest.raises(pydantic.ValidationError):
-        config.tokenizer = "tiktoken:cl100k_base"  # type: ignore[misc]
+        config.tokenizer = "tiktoken:cl100k_base"
+
+
+def test_supervisor_intensity_default_survives_a_restart_storm_and_is_configurable(
+    tmp_path: Path,
+) -> None:
+    """The shipped intensity is generous (the cache child is cheap to lose) but finite."""
+    default = load_config().supervisor
+    assert (default.max_restarts, default.max_seconds) == (1000, 10.0)
+    assert HarnessConfig().supervisor == default
+    path = tmp_path / "strict.toml"
+    path.write_text("[supervisor]\nmax_restarts = 0\n", encoding="utf-8")
+    strict = load_config(path).supervisor
+    assert (strict.max_restarts, strict.max_seconds) == (0, 10.0)

@@ -99,7 +99,7 @@ async def test_every_warning_is_printed(tree: Tree) -> None:
     output = out.getvalue()
     assert "warnings (2)" in output
     assert "! AGENTS.md:" in output
-    assert "! .AGENTS/overview.md: invalid UTF-8 bytes replaced with U+FFFD" in output
+    assert "! .AGENTS/overview.md: altered: invalid UTF-8 replaced with U+FFFD" in output
 
 
 async def test_exact_counts_have_no_estimate_mark(acme: Path) -> None:

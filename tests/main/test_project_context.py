@@ -15,8 +15,8 @@ from harness.project_context import load_project_context
 Tree = Callable[[dict[str, str | bytes]], Path]
 
 
-def ids(workspace: Path, **kwargs: int) -> list[str]:
-    return [unit.id for unit in load_project_context(workspace, **kwargs).units]
+def ids(workspace: Path) -> list[str]:
+    return [unit.id for unit in load_project_context(workspace).units]
 
 
 def test_priority_files_first_then_the_rest_alphabetically(tree: Tree) -> None:
@@ -149,3 +149,81 @@ async def test_build_prompt_without_agents_directory_has_empty_layer(tree: Tree)
             prompt = await harness.build_prompt(workspace, agent="reviewer")
     layer = prompt.layers[2]
     assert (layer.name, layer.text, layer.kept, layer.tokens) == ("project_context", "", (), 0)
+
+
+SECRET = "SECRET-TOKEN"
+
+
+@pytest.mark.parametrize(
+    ("target", "gitignore", "reason"),
+    [
+        (".git/config", "", ".git/"),
+        ("node_modules/pkg/notes.md", "", "node_modules/"),
+        (".env", ".env\n", ".gitignore"),
+        ("secrets/key.md", "secrets/\n", ".gitignore"),
+        ("deep/er/key.md", "", ".gitignore"),  # deep/.gitignore says "er/"
+    ],
+)
+def test_symlink_into_git_vendored_or_gitignored_path_is_not_read(
+    tree: Tree, target: str, gitignore: str, reason: str
+) -> None:
+    """A committed `.AGENTS/overview.md -> ../.git/config` (or a vendored or gitignored
+    file) must not put secrets into the prompt: skipped with a warning naming why."""
+    workspace = tree(
+        {
+            target: f"url = https://user:{SECRET}@example.com/r\n",
+            ".gitignore": gitignore,
+            "deep/.gitignore": "er/\n",
+            ".AGENTS/conventions.md": "conventions\n",
+        }
+    )
+    os.symlink(f"../{target}", workspace / ".AGENTS" / "overview.md")
+    context = load_project_context(workspace)
+    assert [unit.id for unit in context.units] == [".AGENTS/conventions.md"]
+    assert all(SECRET not in unit.text for unit in context.units)
+    [warning] = context.warnings
+    assert warning.startswith(".AGENTS/overview.md: ") and reason in warning
+
+
+def test_symlink_to_a_tracked_file_inside_the_workspace_is_read(tree: Tree) -> None:
+    """The rules refuse only what discovery refuses: a link to ordinary docs still works,
+    and a `!` line re-including a file is honoured as in git."""
+    workspace = tree(
+        {
+            "docs/overview.md": "the overview\n",
+            "notes/keep.md": "kept\n",
+            ".gitignore": "notes/*\n!notes/keep.md\n",
+        }
+    )
+    (workspace / ".AGENTS").mkdir()
+    os.symlink("../docs/overview.md", workspace / ".AGENTS" / "overview.md")
+    os.symlink("../notes/keep.md", workspace / ".AGENTS" / "glossary.md")
+    context = load_project_context(workspace)
+    assert [(u.id, u.text) for u in context.units] == [
+        (".AGENTS/overview.md", "the overview"),
+        (".AGENTS/glossary.md", "kept"),
+    ]
+    assert context.warnings == ()
+
+
+def test_vendored_names_come_from_the_caller(tree: Tree) -> None:
+    """`vendored` replaces the default list (``.git`` is always refused)."""
+    workspace = tree({"third_party/notes.md": "theirs\n", ".AGENTS/x.md": "x\n"})
+    os.symlink("../third_party/notes.md", workspace / ".AGENTS" / "overview.md")
+    assert ids(workspace) == [".AGENTS/overview.md", ".AGENTS/x.md"]
+    refused = load_project_context(workspace, vendored=["third_party"])
+    assert [unit.id for unit in refused.units] == [".AGENTS/x.md"]
+    assert any("third_party/" in w for w in refused.warnings)
+
+
+async def test_build_prompt_never_shows_git_config_through_agents_symlink(tree: Tree) -> None:
+    workspace = tree(
+        {".git/config": f"token = {SECRET}\n", "AGENTS.md": "root\n", ".AGENTS/g.md": "g\n"}
+    )
+    os.symlink("../.git/config", workspace / ".AGENTS" / "overview.md")
+    with anyio.fail_after(10):
+        async with Harness() as harness:
+            build = await harness.build(workspace, agent="reviewer")
+    assert SECRET not in build.prompt.text
+    assert build.prompt.layers[2].kept == (".AGENTS/g.md",)
+    assert any(w.startswith(".AGENTS/overview.md: ") for w in build.warnings)
