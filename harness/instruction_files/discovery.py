@@ -14,14 +14,20 @@ Rules, in the order a directory meets them:
   file inside the workspace and not ignored by ``.gitignore``. A FIFO, socket, device or
   directory with that name is never opened (its type is known before any open; the open itself
   uses ``O_NONBLOCK | O_NOFOLLOW`` and re-checks with ``fstat`` in case the entry was swapped).
-  A file symlink is followed only when its real path lies inside the workspace and not under
-  ``.git`` or a vendored directory. Each candidate passed over is a warning, and the next name
-  is tried.
+  A file symlink is followed only when its real path lies inside the workspace, not under
+  ``.git`` or a vendored directory, and not ignored by the workspace's ``.gitignore`` files
+  (root and nested, evaluated along the real path exactly as the walk would: an ignored
+  directory on the way ignores everything below it). Otherwise a committed
+  ``docs/AGENTS.md -> ../.env`` would put a gitignored secret into the prompt. Each candidate
+  passed over is a warning, and the next name is tried.
 - The chosen file is then read whole (at most ``max_bytes``); if it is then rejected (over the
   cap, unreadable, whitespace-only, or the same file as one already loaded) the directory has no
   instruction file: the next name is NOT consulted, and a warning says why.
-- One file reachable by two paths (hard link or symlink; same ``(st_dev, st_ino)``) is loaded
-  once, at its first place in precedence order; the other paths are warnings.
+- One file reachable by two paths (hard link, symlink or bind mount) is loaded once, at its
+  first place in precedence order; the other paths are warnings. See ``_Identity`` for how
+  "the same file" is decided: an inode number names a file only while the file is alive, so
+  the descriptor of each file read stays open until the walk ends (within a process-wide
+  budget of descriptors; past it, an identity that can never merge two files is used).
 - Text is UTF-8. A leading byte order mark is removed and invalid bytes become U+FFFD; both are
   alterations and so both are warnings. ``digest`` is the sha256 of the bytes as read.
 
@@ -39,6 +45,7 @@ CPUs to spare, several threads share the stack of directories (listings release 
 from __future__ import annotations
 
 import codecs
+import contextlib
 import hashlib
 import os
 import stat
@@ -53,6 +60,9 @@ from harness.instruction_files.models import (
     WorkspaceNotFoundError,
 )
 from harness.instruction_files.settings import InstructionFilesSettings
+
+if sys.platform != "win32":
+    import resource
 
 __all__ = ["DiscoveryCancelled", "decode", "discover", "resolve_workspace", "walk_workspace"]
 
@@ -69,6 +79,68 @@ _BATCH = 32  # directories a walk thread scans before sharing the rest of its su
 
 _Job = tuple[str, str, int, IgnoreChain | None]  # (absolute path, relative path, depth, chain)
 
+_Identity = tuple[int, int] | tuple[int, int, bytes] | str
+"""What makes two reads "the same file" (equal identities are loaded once).
+
+``(st_dev, st_ino)`` names a file only while the file exists: once the last name and the last
+descriptor are gone the number is free, and a file created during the walk (the temporary file
+of an editor's atomic save, say) may get it, and would then be dropped as "the same file" as
+something it has nothing to do with. Hence:
+
+- ``(dev, ino)``: the descriptor of the file read is held open until the walk ends (one per
+  distinct file), so the number cannot be reused meanwhile; equal numbers are then truly one
+  file, whatever the route (hard link, symlink, bind mount). This is the normal case.
+- Past the descriptor budget (``_PINS``), identities must not merge two files by mistake:
+  a file with one link (``st_nlink <= 1``) is named by its real workspace-relative path (the
+  only path it has; a symlink resolves to it), a hard-linked file by ``(dev, ino, sha256 of
+  its bytes)``, so a reused number with other content is never merged. The residual cost is
+  benign: a file bind-mounted at two places, or hard-linked and rewritten between its two
+  reads, is loaded twice.
+
+Comparing ``st_ctime_ns`` too would not do: timestamps come from a coarse clock, and a file
+freed and a file created within one tick carry the same ctime.
+"""
+
+
+class _PinBudget:
+    """Descriptors all walks of this process may hold open at once to pin identities.
+
+    Process-wide, so concurrent loads cannot add up to ``EMFILE``: a quarter of the soft
+    ``RLIMIT_NOFILE`` (at most 512), read on first use.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._free: int | None = None
+
+    def take(self) -> bool:
+        with self._lock:
+            if self._free is None:
+                self._free = _pin_capacity()
+            if self._free <= 0:
+                return False
+            self._free -= 1
+            return True
+
+    def give_back(self, count: int) -> None:
+        if count:
+            with self._lock:
+                assert self._free is not None
+                self._free += count
+
+
+def _pin_capacity() -> int:
+    soft = 1024
+    if sys.platform != "win32":
+        with contextlib.suppress(OSError, ValueError):
+            soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+        if soft == resource.RLIM_INFINITY or soft <= 0:
+            soft = 4096
+    return min(512, soft // 4)
+
+
+_PINS = _PinBudget()
+
 
 class DiscoveryCancelled(Exception):
     """The walk was asked to stop (its ``load`` was cancelled); nothing is returned."""
@@ -78,8 +150,7 @@ class DiscoveryCancelled(Exception):
 class _Found:
     depth: int
     rel: str
-    dev: int
-    ino: int
+    identity: _Identity
     data: bytes
 
 
@@ -141,6 +212,9 @@ class _Walk:
         self.stop = stop
         self.found: list[_Found] = []
         self.warnings: list[tuple[str, str]] = []
+        self.pinned: dict[tuple[int, int], int] = {}  # identity -> descriptor held open
+        self.pin_lock = threading.Lock()
+        self.target_ignores: dict[str, IgnoreFile | None] = {}  # dir -> its .gitignore
 
     def warn(self, rel: str, reason: str) -> None:
         self.warnings.append((rel, reason))
@@ -214,19 +288,20 @@ class _Walk:
             if chain is not None and chain.ignored(file_rel, name, False):
                 self.warn(file_rel, "skipped: ignored by .gitignore")
                 continue
-            target = self._eligible(entry, file_rel)
-            if target is None:
+            eligible = self._eligible(entry, file_rel)
+            if eligible is None:
                 continue
-            self._read(target, file_rel, depth)
+            self._read(*eligible, file_rel, depth)
             break
         return chain
 
-    def _eligible(self, entry: os.DirEntry[str], file_rel: str) -> str | None:
-        """The path to open if ``entry`` is a regular file inside the workspace, else warn."""
+    def _eligible(self, entry: os.DirEntry[str], file_rel: str) -> tuple[str, str] | None:
+        """(path to open, its real workspace-relative path) if ``entry`` is a regular file
+        inside the workspace that may be read, else warn."""
         try:
             if not entry.is_symlink():
                 if entry.is_file(follow_symlinks=False):
-                    return entry.path
+                    return entry.path, file_rel
                 mode = entry.stat(follow_symlinks=False).st_mode
                 self.warn(file_rel, f"skipped: {_kind_of(mode)}, not a regular file")
                 return None
@@ -239,6 +314,15 @@ class _Walk:
             if pruned is not None:  # e.g. AGENTS.md -> .git/config: never read what is pruned
                 self.warn(file_rel, f"skipped: a symlink into {pruned}/, which is never read")
                 return None
+            real_rel = real[len(self.root_prefix) :].replace(os.sep, "/")
+            ignored = self._ignored_target(real_rel)
+            if ignored is not None:  # e.g. AGENTS.md -> .env: a gitignored file is private
+                self.warn(
+                    file_rel,
+                    f"skipped: a symlink to {_display(real_rel)}, and {_display(ignored)} is "
+                    "ignored by .gitignore (gitignored files are never read)",
+                )
+                return None
             mode = os.stat(real).st_mode
         except OSError as exc:
             self.warn(file_rel, f"skipped: it cannot be examined ({_reason(exc)})")
@@ -246,14 +330,90 @@ class _Walk:
         if not stat.S_ISREG(mode):
             self.warn(file_rel, f"skipped: a symlink to {_kind_of(mode)}, not a regular file")
             return None
-        return real
+        return real, real_rel
 
-    def _read(self, target: str, file_rel: str, depth: int) -> None:
+    def _ignored_target(self, real_rel: str) -> str | None:
+        """The first part of ``real_rel`` the workspace's ``.gitignore`` files ignore, if any.
+
+        The walk's semantics, replayed along one path: each directory's ``.gitignore`` applies
+        to the entries below it (deeper files win), and an ignored directory ignores all it
+        holds (``"secrets/"`` is returned for ``secrets/key.txt``). Only symlink targets pay
+        for this, and each ``.gitignore`` is read at most once per walk.
+        """
+        parts = real_rel.split("/")
+        chain: IgnoreChain | None = None
+        parent = ""
+        for index, name in enumerate(parts):
+            ignore = self._gitignore_for_target(parent)
+            if ignore is not None:
+                chain = IgnoreChain((ignore,)) if chain is None else chain.extended(ignore)
+            rel = f"{parent}/{name}" if parent else name
+            is_dir = index < len(parts) - 1
+            if chain is not None and chain.ignored(rel, name, is_dir):
+                return rel + "/" if is_dir else rel
+            parent = rel
+        return None
+
+    def _gitignore_for_target(self, rel: str) -> IgnoreFile | None:
+        """The rules of directory ``rel``'s ``.gitignore`` (read as the walk reads it: a
+        regular file, not a symlink, at most ``_GITIGNORE_MAX_BYTES``), or None. Problems are
+        not warned about here: the walk warns about them where it meets the file."""
+        try:
+            return self.target_ignores[rel]
+        except KeyError:
+            pass
+        ignore: IgnoreFile | None = None
+        if _GITIGNORE not in self.names:
+            path = f"{self.root_prefix}{rel}/{_GITIGNORE}" if rel else self.root_prefix + _GITIGNORE
+            data: bytes | None = None
+            try:
+                fd = os.open(path, _OPEN_FLAGS)
+                try:
+                    if stat.S_ISREG(os.fstat(fd).st_mode):
+                        data = os.read(fd, _GITIGNORE_MAX_BYTES + 1)
+                finally:
+                    os.close(fd)
+            except OSError:
+                data = None
+            if data is not None and len(data) <= _GITIGNORE_MAX_BYTES:
+                parsed, _ = IgnoreFile.parse(rel, data.decode("utf-8", "replace"))
+                ignore = None if parsed.empty else parsed
+        self.target_ignores[rel] = ignore
+        return ignore
+
+    def _identity(self, fd: int, info: os.stat_result, real_rel: str, data: bytes) -> _Identity:
+        """The identity of the file open as ``fd`` (see ``_Identity``); may keep ``fd`` open
+        (it is then in ``self.pinned`` and closed by ``release``)."""
+        key = (info.st_dev, info.st_ino)
+        with self.pin_lock:
+            if key in self.pinned:  # pinned: this number still names that very file
+                os.close(fd)
+                return key
+            if _PINS.take():
+                self.pinned[key] = fd
+                return key
+        os.close(fd)
+        if info.st_nlink <= 1:
+            return real_rel
+        return (info.st_dev, info.st_ino, hashlib.sha256(data).digest())
+
+    def release(self) -> None:
+        """Close the descriptors held to pin identities (the walk is over)."""
+        with self.pin_lock:
+            held = list(self.pinned.values())
+            self.pinned.clear()
+        for fd in held:
+            with contextlib.suppress(OSError):  # ours and open: cannot fail, but never raise
+                os.close(fd)
+        _PINS.give_back(len(held))
+
+    def _read(self, target: str, real_rel: str, file_rel: str, depth: int) -> None:
         try:
             fd = os.open(target, _OPEN_FLAGS)
         except OSError as exc:
             self.warn(file_rel, f"skipped: it cannot be opened ({_reason(exc)})")
             return
+        owned = True  # whether this function must close fd (``_identity`` takes it over)
         try:
             info = os.fstat(fd)
             if not stat.S_ISREG(info.st_mode):
@@ -278,15 +438,19 @@ class _Walk:
                 if len(chunk) < want:
                     break
                 want = _READ_CHUNK
+            if size > self.max_bytes:
+                self._over_cap(file_rel, size)
+                return
+            data = b"".join(chunks)
+            owned = False
+            identity = self._identity(fd, info, real_rel, data)
         except OSError as exc:
             self.warn(file_rel, f"skipped: it cannot be read ({_reason(exc)})")
             return
         finally:
-            os.close(fd)
-        if size > self.max_bytes:
-            self._over_cap(file_rel, size)
-            return
-        self.found.append(_Found(depth, file_rel, info.st_dev, info.st_ino, b"".join(chunks)))
+            if owned:
+                os.close(fd)
+        self.found.append(_Found(depth, file_rel, identity, data))
 
     def _over_cap(self, file_rel: str, size: int) -> None:
         self.warn(
@@ -439,18 +603,21 @@ def walk_workspace(
 ) -> InstructionSet:
     """``discover`` for a root already resolved by ``resolve_workspace``."""
     walk = _Walk(root, settings, stop)
-    walk.run(settings.walk_threads or _default_threads())
+    try:
+        walk.run(settings.walk_threads or _default_threads())
+    finally:
+        walk.release()
     return _assemble(walk)
 
 
 def _assemble(walk: _Walk) -> InstructionSet:
     """Sort what the threads found, drop second paths to one file, and decode."""
     sources: list[InstructionSource] = []
-    first_path: dict[tuple[int, int], str] = {}
+    first_path: dict[_Identity, str] = {}
     warnings = list(walk.warnings)
     for found in sorted(walk.found, key=lambda item: (item.depth, item.rel)):
         rel = _display(found.rel)
-        identity = (found.dev, found.ino)
+        identity = found.identity
         first = first_path.get(identity)
         if first is not None:
             warnings.append(

@@ -4,6 +4,10 @@ The database is opened read-only with a ``file:...?mode=ro`` URI, so a missing f
 error instead of a new empty database appearing where the user mistyped a path. SQL is
 parameterised. Every sqlite failure becomes an ``InstructionStoreError`` whose message says
 what to do; a locked database is waited on for at most ``timeout`` seconds.
+
+That timeout bounds lock waits only: opening a FIFO (or a device) blocks in ``open(2)`` inside
+aiosqlite's thread, forever and uncancellably. So the path is checked with ``stat`` first and
+anything but a regular file is refused before sqlite ever opens it.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ import hashlib
 import importlib.resources
 import os
 import sqlite3
+import stat
 from contextlib import closing
 from pathlib import Path
 
@@ -97,6 +102,38 @@ def _explain(database: Path, exc: sqlite3.Error, timeout: float) -> InstructionS
     return InstructionStoreError(f"{where} {advice}")
 
 
+def _refuse_special_file(database: Path) -> None:
+    """Raise ``InstructionStoreError`` if ``database`` exists but is not a regular file.
+
+    A missing path is left to sqlite (``mode=ro`` fails fast and ``_explain`` words it); a
+    FIFO would block sqlite's ``open`` forever, and a directory or device is never a database.
+    The ``stat`` follows symlinks, as sqlite's open does.
+    """
+    try:
+        mode = os.stat(database).st_mode
+    except OSError:
+        return
+    if stat.S_ISREG(mode):
+        return
+    kind = (
+        "a directory"
+        if stat.S_ISDIR(mode)
+        else "a FIFO"
+        if stat.S_ISFIFO(mode)
+        else "a socket"
+        if stat.S_ISSOCK(mode)
+        else "a device"
+        if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+        else "not a regular file"
+    )
+    raise InstructionStoreError(
+        f"instructions database {str(database)!r} cannot be opened: it is {kind}, not a "
+        "regular file (sqlite could block on it forever): point `database` at an SQLite file, "
+        "create one with harness.instruction_files.create_schema(path), or leave project_id "
+        "out to load instruction files without the database"
+    )
+
+
 async def read_agent_row(
     database: Path, project_id: str, agent: str, *, busy_timeout: float
 ) -> tuple[InstructionSource | None, list[str]]:
@@ -107,6 +144,7 @@ async def read_agent_row(
     is waited on for ``busy_timeout`` seconds.
     """
     path = source_path(project_id, agent)
+    _refuse_special_file(database)
     try:
         async with (
             aiosqlite.connect(_read_only_uri(database), uri=True, timeout=busy_timeout) as db,

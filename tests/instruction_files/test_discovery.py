@@ -286,6 +286,75 @@ def test_symlink_into_git_or_a_vendored_directory_is_not_read(ws: Path, write: W
     assert "into node_modules/" in warning_for(found, "b/AGENTS.md")
 
 
+def _link(ws: Path, rel: str, target: str) -> None:
+    (ws / rel).parent.mkdir(parents=True, exist_ok=True)
+    (ws / rel).symlink_to(target)
+
+
+@pytest.mark.parametrize("threads", [1, 4])
+def test_symlink_to_a_gitignored_file_or_into_a_gitignored_directory_is_not_read(
+    ws: Path, write: Writer, threads: int
+) -> None:
+    """Security: a committed `docs/AGENTS.md -> ../.env` must not put a gitignored secret in
+    the prompt; the root .gitignore applies to the link's real path, not only to the link."""
+    write(".gitignore", ".env\nsecrets/\n")
+    write(".env", "API_KEY=SECRET\n")
+    write("secrets/deep/key.md", "SECRET\n")
+    write("shared/policy.md", "shared policy\n")
+    _link(ws, "docs/AGENTS.md", "../.env")
+    _link(ws, "a/AGENTS.md", "../secrets/deep/key.md")
+    _link(ws, "b/AGENTS.md", "../shared/policy.md")  # not ignored: read as before
+
+    found = discover(ws, InstructionFilesSettings(walk_threads=threads))
+
+    assert [(s.path, s.content) for s in found] == [("b/AGENTS.md", "shared policy\n")]
+    assert all("SECRET" not in s.content for s in found)
+    assert "a symlink to .env, and .env is ignored by .gitignore" in warning_for(
+        found, "docs/AGENTS.md"
+    )
+    assert "and secrets/ is ignored by .gitignore" in warning_for(found, "a/AGENTS.md")
+    assert len(found.warnings) == 2
+
+
+def test_symlink_targets_follow_nested_gitignores_like_the_walk(ws: Path, write: Writer) -> None:
+    """The .gitignore files along the TARGET's path apply (root and nested, deeper wins, a
+    `!` line re-includes), even where the link's own directory has none of them."""
+    write(".gitignore", "conf/*\n")  # the files of conf/, not conf/ itself
+    write("conf/.gitignore", "!public.md\n")
+    write("conf/public.md", "public conf\n")
+    write("conf/private.md", "private conf\n")
+    write("keys/.gitignore", "*.pem\n")
+    write("keys/server.pem", "-----BEGIN PRIVATE KEY-----\n")
+    write("keys/README.md", "how keys are rotated\n")
+    _link(ws, "p/AGENTS.md", "../conf/public.md")
+    _link(ws, "q/AGENTS.md", "../conf/private.md")
+    _link(ws, "r/AGENTS.md", "../keys/server.pem")
+    _link(ws, "s/AGENTS.md", "../keys/README.md")
+
+    found = discover(ws)
+
+    assert [(s.path, s.content) for s in found] == [
+        ("p/AGENTS.md", "public conf\n"),
+        ("s/AGENTS.md", "how keys are rotated\n"),
+    ]
+    assert "conf/private.md is ignored by .gitignore" in warning_for(found, "q/AGENTS.md")
+    assert "keys/server.pem is ignored by .gitignore" in warning_for(found, "r/AGENTS.md")
+    assert len(found.warnings) == 2
+
+
+def test_symlinked_gitignore_is_not_applied_to_symlink_targets(ws: Path, write: Writer) -> None:
+    """As in the walk (and git), a symlinked .gitignore is not read: its rules do not apply."""
+    write("rules/ignore-all", "*\n")
+    write("lib/notes.md", "notes\n")
+    (ws / "lib" / ".gitignore").symlink_to("../rules/ignore-all")
+    _link(ws, "x/AGENTS.md", "../lib/notes.md")
+
+    found = discover(ws)
+
+    assert [s.path for s in found] == ["x/AGENTS.md"]
+    assert "not applied: a symlink" in warning_for(found, "lib/.gitignore")
+
+
 def test_symlink_inside_the_workspace_is_followed(ws: Path, write: Writer) -> None:
     write("shared/rules.md", "shared rules\n")
     (ws / "pkg").mkdir()

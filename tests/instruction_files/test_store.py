@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import sqlite3
 import time
 from collections.abc import Callable, Iterable
@@ -242,3 +243,31 @@ async def test_database_is_opened_read_only(workspace: Path, make_db: DbMaker) -
         found = await InstructionFiles(database=database).load(workspace, agent="r", project_id="p")
     assert found.sources[-1].content == "row"
     assert database.stat().st_mtime_ns == before
+
+
+async def test_fifo_as_database_is_refused_before_opening(workspace: Path, tmp_path: Path) -> None:
+    """sqlite would block forever in open(2) on a FIFO (database_timeout bounds locks only):
+    the path is refused by its type, without any open, so no writer is needed to unblock it."""
+    fifo = tmp_path / "instructions.db"
+    os.mkfifo(fifo)
+    try:
+        with anyio.fail_after(5), pytest.raises(InstructionStoreError) as caught:
+            await InstructionFiles(database=fifo).load(workspace, agent="r", project_id="p")
+    finally:  # should the check regress: release a reader blocked on the FIFO so exit is clean
+        for _ in range(50):
+            try:
+                os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+            except OSError:  # ENXIO: no reader, as expected
+                break
+            await anyio.sleep(0.01)
+    assert "a FIFO, not a regular file" in str(caught.value)
+    assert "create_schema" in str(caught.value)
+
+
+async def test_symlink_to_a_fifo_as_database_is_refused(workspace: Path, tmp_path: Path) -> None:
+    (tmp_path / "pipe").mkdir()
+    os.mkfifo(tmp_path / "pipe" / "real.db")
+    link = tmp_path / "instructions.db"
+    link.symlink_to(tmp_path / "pipe" / "real.db")
+    with anyio.fail_after(5), pytest.raises(InstructionStoreError, match="a FIFO"):
+        await InstructionFiles(database=link).load(workspace, agent="r", project_id="p")

@@ -441,7 +441,8 @@ async def run_chaos(
 
     ``harness=False`` runs ``InstructionFiles`` under a Supervisor built here with a restart
     intensity high enough to absorb every kill; ``harness=True`` runs the same traffic through
-    a real ``Harness`` (its own supervision tree, ``load`` and ``build_prompt``).
+    a real ``Harness`` (its own supervision tree, ``load`` and ``build_prompt``), whose
+    intensity is the config default unless ``max_restarts`` (in 5 s) is given.
     """
     name = "chaos (Harness)" if harness else "chaos (InstructionFiles)"
     figures = Figures(name)
@@ -570,6 +571,8 @@ async def run_chaos(
         try:
             if harness:
                 config = HarnessConfig(instruction_files=InstructionFilesSettings(walk_threads=1))
+                if max_restarts is not None:  # else the Harness's default intensity
+                    config = _with_intensity(config, max_restarts)
                 async with Harness(config, database=world.database) as h:
                     await traffic(h.instruction_files, h)
                     if not h.instruction_files.cache_running:
@@ -597,6 +600,13 @@ async def run_chaos(
     if escalated:
         figures.escalation = str(escalated[0])
     return figures
+
+
+def _with_intensity(config: HarnessConfig, max_restarts: int) -> HarnessConfig:
+    """``config`` with a Harness restart intensity of ``max_restarts`` in 5 s."""
+    data = config.model_dump()
+    data["supervisor"] = {"max_restarts": max_restarts, "max_seconds": 5.0}
+    return HarnessConfig.model_validate(data)
 
 
 async def _eventually(predicate: Callable[[], bool], limit: float = 10.0) -> None:
@@ -731,7 +741,7 @@ async def _one_cycle(
     elif kind == "escalation":
         # More kills than the restart intensity (3 in 5 s): the tree must give up cleanly.
         try:
-            async with Harness(config, database=database) as h:
+            async with Harness(_with_intensity(config, 3), database=database) as h:
                 killer = CacheKiller(h.instruction_files, rng)
                 for _ in range(4):
                     await _eventually(killer.can_kill)

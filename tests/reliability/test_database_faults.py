@@ -224,15 +224,6 @@ async def test_empty_project_id_is_refused_not_matched(tmp_path: Path) -> None:
             await files.load(ws, agent="reviewer", project_id="")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "BUG: a database path that is a FIFO (or any file whose open blocks) hangs load() "
-        "forever: sqlite3.connect blocks in aiosqlite's thread and database_timeout only "
-        "bounds busy locks. Fix: refuse a database path that is not a regular file before "
-        "connecting (os.stat + S_ISREG), raising InstructionStoreError"
-    ),
-)
 async def test_database_path_that_is_a_fifo_fails_instead_of_hanging(tmp_path: Path) -> None:
     ws, _ = small_world(tmp_path)
     fifo = tmp_path / "instructions.db"

@@ -240,17 +240,6 @@ async def test_symlink_into_git_or_a_vendored_directory_is_not_read(
     assert any(w.startswith("docs/AGENTS.md: ") for w in warnings)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "BUG (security): a symlinked AGENTS.md whose target is a gitignored file (.env) or "
-        "lies in a gitignored directory is read and put into the prompt, silently: a cloned "
-        "repository can commit `AGENTS.md -> .env` and exfiltrate the user's secrets to the "
-        "model (.git/ and vendored targets are already refused). Fix: apply the workspace's "
-        ".gitignore rules to a symlink's resolved workspace-relative path too, skipping it "
-        "with a warning"
-    ),
-)
 @pytest.mark.parametrize("case", ["gitignored-env", "gitignored-dir"])
 async def test_symlink_to_a_gitignored_secret_is_not_read(tmp_path: Path, case: str) -> None:
     contents, warnings = await _load_through_link(tmp_path, case)
@@ -258,14 +247,6 @@ async def test_symlink_to_a_gitignored_secret_is_not_read(tmp_path: Path, case: 
     assert any(w.startswith("docs/AGENTS.md: ") for w in warnings)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "BUG (security): project_context reads `.AGENTS/overview.md -> ../.git/config` "
-        "(any symlink whose real path is inside the workspace), so a committed symlink "
-        "puts the user's git credentials in the prompt; same fix as instruction files"
-    ),
-)
 async def test_project_context_symlink_into_git_is_not_read(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     (ws / ".git").mkdir(parents=True)
