@@ -30,22 +30,19 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from harness.instruction_files import InstructionFilesSettings
-from harness.instruction_files.discovery import decode
-from harness.instruction_files.ignore import IgnoreChain, IgnoreFile
+from harness.instruction_files.discovery import (
+    OPEN_FLAGS,
+    SymlinkPolicy,
+    SymlinkRefusal,
+    decode,
+    read_capped,
+)
 from harness.prompt_assembler import Unit
 
 __all__ = ["DIRECTORY", "PRIORITY", "ProjectContext", "load_project_context"]
 
 DIRECTORY = ".AGENTS"
 PRIORITY = ("overview.md", "conventions.md", "glossary.md")
-_GITIGNORE = ".gitignore"
-_GITIGNORE_MAX_BYTES = 1024 * 1024  # as discovery: a larger .gitignore is not applied
-_OPEN_FLAGS = (
-    os.O_RDONLY
-    | getattr(os, "O_NONBLOCK", 0)
-    | getattr(os, "O_NOFOLLOW", 0)
-    | getattr(os, "O_CLOEXEC", 0)
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,79 +61,24 @@ def ordered_names(names: list[str]) -> list[str]:
     return head + tail
 
 
-class _SymlinkRules:
-    """Whether a symlink's resolved target may be read: the instruction-files rules.
-
-    Refused: a real path outside the workspace, under ``.git`` or a vendored directory, or
-    ignored by the ``.gitignore`` files on its way down from the root (the same
-    ``IgnoreFile``/``IgnoreChain`` matcher discovery uses; an ignored directory hides
-    everything below it, as in git). The chains are built lazily and only for the
-    directories a target passes through, so a ``.AGENTS/`` without symlinks costs nothing.
-    """
-
-    def __init__(self, root: str, vendored: Iterable[str]) -> None:
-        self.root = root
-        self.prefix = root if root.endswith(os.sep) else root + os.sep
-        self.prune = frozenset((*vendored, ".git"))
-        self._chains: dict[str, IgnoreChain | None] = {}
-
-    def refusal(self, real: str) -> str | None:
-        """Why ``real`` must not be read, or ``None`` if it may be."""
-        if real == self.root:
-            return "a symlink to the workspace itself, not a regular file; skipped"
-        if not real.startswith(self.prefix):
-            return "its real path is outside the workspace; not read"
-        parts = real[len(self.prefix) :].split(os.sep)
-        pruned = next((part for part in parts if part in self.prune), None)
-        if pruned is not None:  # e.g. overview.md -> ../.git/config: never read what is pruned
-            return f"a symlink into {pruned}/, which is never read; skipped"
-        rel = ""
-        chain: IgnoreChain | None = None
-        for index, name in enumerate(parts):
-            found = self._chain(rel, chain)
-            if isinstance(found, str):
-                return found
-            chain = found
-            child = f"{rel}/{name}" if rel else name
-            if chain is not None and chain.ignored(child, name, index < len(parts) - 1):
-                return f"a symlink to {child}, which .gitignore ignores; not read"
-            rel = child
-        return None
-
-    def _chain(self, rel: str, parent: IgnoreChain | None) -> IgnoreChain | str | None:
-        """The chain that applies to the entries of directory ``rel`` (a string: a problem).
-
-        A ``.gitignore`` that exists but cannot be read makes the check fail closed: the
-        symlink is refused rather than read unchecked.
-        """
-        if rel in self._chains:
-            return self._chains[rel]
-        gitignore = os.path.join(self.root, rel, _GITIGNORE) if rel else self.prefix + _GITIGNORE
-        shown = f"{rel}/{_GITIGNORE}" if rel else _GITIGNORE
-        chain = parent
-        try:
-            info = os.lstat(gitignore)
-        except FileNotFoundError:
-            info = None
-        except OSError as exc:
-            return f"{shown} cannot be examined ({exc.strerror or exc}) to check it; skipped"
-        # Like git and discovery, a symlinked or special .gitignore is not applied.
-        if info is not None and stat.S_ISREG(info.st_mode):
-            data, problem, _ = _read_capped(gitignore, _GITIGNORE_MAX_BYTES)
-            if data is None:
-                reason = (problem or "cannot be read").removesuffix("; skipped")
-                return f"{shown} {reason}, so the symlink cannot be checked; skipped"
-            ignore, _problems = IgnoreFile.parse(rel, data.decode("utf-8", "replace"))
-            if not ignore.empty:
-                chain = IgnoreChain((ignore,)) if parent is None else parent.extended(ignore)
-        self._chains[rel] = chain
-        return chain
+def _refusal_warning(refusal: SymlinkRefusal) -> str:
+    """This layer's wording of why a symlink's target is not read."""
+    if refusal.kind == "workspace":
+        return "a symlink to the workspace itself, not a regular file; skipped"
+    if refusal.kind == "outside":
+        return "its real path is outside the workspace; not read"
+    if refusal.kind == "pruned":  # e.g. overview.md -> ../.git/config
+        return f"a symlink into {refusal.part}/, which is never read; skipped"
+    if refusal.kind == "ignored":
+        ignored = refusal.part.removesuffix("/")
+        return f"a symlink to {ignored}, which .gitignore ignores; not read"
+    return f"{refusal.part} {refusal.reason}, so the symlink cannot be checked; skipped"
 
 
 def _read_capped(path: str, cap: int) -> tuple[bytes | None, str | None, tuple[int, int] | None]:
     """Read a regular file of at most ``cap`` bytes: ``(data, problem, identity)``."""
     try:
-        fd = os.open(path, _OPEN_FLAGS)
+        fd = os.open(path, OPEN_FLAGS)
     except OSError as exc:
         return None, f"cannot be read ({exc.strerror or exc}); skipped", None
     try:
@@ -145,17 +87,10 @@ def _read_capped(path: str, cap: int) -> tuple[bytes | None, str | None, tuple[i
             return None, "is not a regular file; skipped", None
         if info.st_size > cap:
             return None, f"is {info.st_size} bytes, over the {cap}-byte cap; skipped", None
-        chunks: list[bytes] = []
-        size = 0
-        while size <= cap:
-            chunk = os.read(fd, min(65536, cap + 1 - size))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-        if size > cap:
+        data = read_capped(fd, info.st_size, cap)
+        if len(data) > cap:
             return None, f"grew past the {cap}-byte cap while being read; skipped", None
-        return b"".join(chunks), None, (info.st_dev, info.st_ino)
+        return data, None, (info.st_dev, info.st_ino)
     except OSError as exc:
         return None, f"cannot be read ({exc.strerror or exc}); skipped", None
     finally:
@@ -198,7 +133,7 @@ def load_project_context(
     except OSError as exc:
         return ProjectContext((), (f"{DIRECTORY}/: cannot be listed ({exc.strerror}); skipped",))
 
-    rules = _SymlinkRules(
+    rules = SymlinkPolicy(
         root, InstructionFilesSettings().vendored if vendored is None else vendored
     )
     units: list[Unit] = []
@@ -215,7 +150,7 @@ def load_project_context(
             target = os.path.realpath(target)
             refused = rules.refusal(target)
             if refused is not None:
-                warnings.append(f"{relative}: {refused}")
+                warnings.append(f"{relative}: {_refusal_warning(refused)}")
                 continue
         data, problem, identity = _read_capped(target, max_file_bytes)
         if data is None or identity is None:

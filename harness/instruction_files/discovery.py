@@ -14,11 +14,13 @@ Rules, in the order a directory meets them:
   file inside the workspace and not ignored by ``.gitignore``. A FIFO, socket, device or
   directory with that name is never opened (its type is known before any open; the open itself
   uses ``O_NONBLOCK | O_NOFOLLOW`` and re-checks with ``fstat`` in case the entry was swapped).
-  A file symlink is followed only when its real path lies inside the workspace, not under
-  ``.git`` or a vendored directory, and not ignored by the workspace's ``.gitignore`` files
-  (root and nested, evaluated along the real path exactly as the walk would: an ignored
-  directory on the way ignores everything below it). Otherwise a committed
-  ``docs/AGENTS.md -> ../.env`` would put a gitignored secret into the prompt. Each candidate
+  A file symlink is followed only when ``SymlinkPolicy`` allows its real path: inside the
+  workspace, no part of it (its own name included) ``.git`` or a vendored name, and not
+  ignored by the workspace's ``.gitignore`` files (root and nested, evaluated along the real
+  path exactly as the walk would: an ignored directory on the way ignores everything below
+  it; one that exists but cannot be applied refuses the link). Otherwise a committed
+  ``docs/AGENTS.md -> ../.env`` would put a gitignored secret into the prompt. The
+  ``.AGENTS/`` loader (``harness.project_context``) uses the same policy. Each candidate
   passed over is a warning, and the next name is tried.
 - The chosen file is then read whole (at most ``max_bytes``); if it is then rejected (over the
   cap, unreadable, whitespace-only, or the same file as one already loaded) the directory has no
@@ -51,7 +53,9 @@ import os
 import stat
 import sys
 import threading
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Literal
 
 from harness.instruction_files.ignore import IgnoreChain, IgnoreFile
 from harness.instruction_files.models import (
@@ -64,16 +68,27 @@ from harness.instruction_files.settings import InstructionFilesSettings
 if sys.platform != "win32":
     import resource
 
-__all__ = ["DiscoveryCancelled", "decode", "discover", "resolve_workspace", "walk_workspace"]
+__all__ = [
+    "OPEN_FLAGS",
+    "DiscoveryCancelled",
+    "SymlinkPolicy",
+    "SymlinkRefusal",
+    "decode",
+    "discover",
+    "read_capped",
+    "resolve_workspace",
+    "walk_workspace",
+]
 
 _GITIGNORE = ".gitignore"
 _GITIGNORE_MAX_BYTES = 1024 * 1024
-_OPEN_FLAGS = (
+OPEN_FLAGS = (
     os.O_RDONLY
     | getattr(os, "O_NONBLOCK", 0)
     | getattr(os, "O_NOFOLLOW", 0)
     | getattr(os, "O_CLOEXEC", 0)
 )
+"""How every workspace file is opened: never blocking (a FIFO), never through a symlink."""
 _READ_CHUNK = 1024 * 1024
 _BATCH = 32  # directories a walk thread scans before sharing the rest of its subtree
 
@@ -197,6 +212,158 @@ def _kind_of(mode: int) -> str:
     return "a special file"
 
 
+def read_capped(fd: int, size: int, cap: int) -> bytes:
+    """The bytes of the regular file open as ``fd`` (``fstat`` said ``size``), read to its
+    end or to one byte over ``cap``: a result longer than ``cap`` means "over the cap".
+
+    One read of ``size + 1`` bytes normally returns the whole file and proves EOF; a file
+    that grows meanwhile is read on, in large chunks, up to one byte over the cap.
+    """
+    chunks: list[bytes] = []
+    total = 0
+    want = size + 1
+    while total <= cap:
+        chunk = os.read(fd, min(want, cap + 1 - total))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        total += len(chunk)
+        if len(chunk) < want:
+            break
+        want = _READ_CHUNK
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+
+@dataclass(frozen=True, slots=True)
+class SymlinkRefusal:
+    """Why a symlink's resolved target must not be read (each caller words its warning).
+
+    ``kind``: ``"outside"`` (not inside the workspace), ``"workspace"`` (the workspace
+    directory itself), ``"pruned"`` (``part`` is the ``.git`` or vendored name on its path),
+    ``"ignored"`` (``part`` is the first workspace-relative path on the way that
+    ``.gitignore`` ignores, with a trailing ``/`` for a directory) or ``"unchecked"``
+    (``part`` is a ``.gitignore`` on the way that exists but cannot be applied, ``reason``
+    says why: the check fails closed). ``target`` is the workspace-relative real path
+    (``"/"``-separated), empty for the first two kinds.
+    """
+
+    kind: Literal["outside", "workspace", "pruned", "ignored", "unchecked"]
+    target: str = ""
+    part: str = ""
+    reason: str = ""
+
+
+class SymlinkPolicy:
+    """Whether a file symlink's resolved target may be read: one rule for every reader of
+    workspace files (instruction files, ``.AGENTS/``).
+
+    Refused: a real path outside the workspace or the workspace itself, any part of it
+    (the file's own name included) named ``.git`` or a ``prune`` name, or ignored by the
+    ``.gitignore`` files on its way down from the root, evaluated exactly as the walk
+    evaluates them (each directory's rules apply below it, deeper files win, an ignored
+    directory hides all it holds). A ``.gitignore`` that is a symlink or a special file is
+    not applied (as in git and the walk); one that exists but cannot be read or is over
+    ``_GITIGNORE_MAX_BYTES`` refuses the target (fail closed: it might have ignored it).
+    Each ``.gitignore`` is read at most once per policy and only along symlink targets, so
+    a tree without symlinks costs nothing. Safe to share between threads (a racing miss
+    reads one file twice, with the same result).
+    """
+
+    def __init__(self, root: str, prune: Iterable[str], *, gitignores: bool = True) -> None:
+        self.root = root
+        self.prefix = root if root.endswith(os.sep) else root + os.sep
+        self.prune = frozenset((*prune, ".git"))
+        self.gitignores = gitignores  # False: .gitignore is an instruction-file name
+        self._ignores: dict[str, IgnoreFile | SymlinkRefusal | None] = {}  # dir -> rules
+
+    def refusal(self, real: str) -> SymlinkRefusal | None:
+        """Why the real (resolved, absolute) path ``real`` must not be read, or None."""
+        if real == self.root:
+            return SymlinkRefusal("workspace")
+        if not real.startswith(self.prefix):
+            return SymlinkRefusal("outside")
+        real_rel = real[len(self.prefix) :].replace(os.sep, "/")
+        parts = real_rel.split("/")
+        pruned = next((part for part in parts if part in self.prune), None)
+        if pruned is not None:  # e.g. AGENTS.md -> .git/config: never read what is pruned
+            return SymlinkRefusal("pruned", real_rel, pruned)
+        if not self.gitignores:
+            return None
+        chain: IgnoreChain | None = None
+        parent = ""
+        for index, name in enumerate(parts):
+            ignore = self._gitignore(parent)
+            if isinstance(ignore, SymlinkRefusal):
+                return SymlinkRefusal("unchecked", real_rel, ignore.part, ignore.reason)
+            if ignore is not None:
+                chain = IgnoreChain((ignore,)) if chain is None else chain.extended(ignore)
+            rel = f"{parent}/{name}" if parent else name
+            is_dir = index < len(parts) - 1
+            if chain is not None and chain.ignored(rel, name, is_dir):
+                return SymlinkRefusal("ignored", real_rel, rel + "/" if is_dir else rel)
+            parent = rel
+        return None
+
+    def _gitignore(self, rel: str) -> IgnoreFile | SymlinkRefusal | None:
+        """The rules of directory ``rel``'s ``.gitignore``, None if there are none, or (as an
+        ``"unchecked"`` refusal) why it exists but cannot be applied."""
+        try:
+            return self._ignores[rel]
+        except KeyError:
+            pass
+        shown = f"{rel}/{_GITIGNORE}" if rel else _GITIGNORE
+        path = self.prefix + shown.replace("/", os.sep)
+        found: IgnoreFile | SymlinkRefusal | None = None
+        try:
+            info = os.lstat(path)
+        except FileNotFoundError:
+            info = None
+        except OSError as exc:
+            found = SymlinkRefusal("unchecked", "", shown, f"cannot be examined ({_reason(exc)})")
+            info = None
+        if info is not None and stat.S_ISREG(info.st_mode):
+            found = self._parse(rel, path, shown)
+        self._ignores[rel] = found
+        return found
+
+    @staticmethod
+    def _parse(rel: str, path: str, shown: str) -> IgnoreFile | SymlinkRefusal | None:
+        cap = _GITIGNORE_MAX_BYTES
+        try:
+            fd = os.open(path, OPEN_FLAGS)
+            try:
+                info = os.fstat(fd)
+                if not stat.S_ISREG(info.st_mode):  # swapped since lstat: as a special file
+                    return None
+                data = read_capped(fd, info.st_size, cap)
+            finally:
+                os.close(fd)
+        except OSError as exc:
+            return SymlinkRefusal("unchecked", "", shown, f"cannot be read ({_reason(exc)})")
+        if len(data) > cap:
+            return SymlinkRefusal("unchecked", "", shown, f"is over the {cap}-byte cap")
+        parsed, _ = IgnoreFile.parse(rel, data.decode("utf-8", "replace"))
+        return None if parsed.empty else parsed
+
+
+def _symlink_warning(refusal: SymlinkRefusal) -> str:
+    """The walk's warning for a refused instruction-file symlink."""
+    if refusal.kind in ("outside", "workspace"):
+        return "skipped: a symlink whose real path lies outside the workspace"
+    if refusal.kind == "pruned":
+        return f"skipped: a symlink into {refusal.part}/, which is never read"
+    target, part = _display(refusal.target), _display(refusal.part)
+    if refusal.kind == "ignored":  # e.g. AGENTS.md -> .env: a gitignored file is private
+        return (
+            f"skipped: a symlink to {target}, and {part} is ignored by .gitignore "
+            "(gitignored files are never read)"
+        )
+    return (
+        f"skipped: a symlink to {target}, and {part} {refusal.reason}, so whether it "
+        "ignores the target cannot be checked"
+    )
+
+
 class _Walk:
     """One walk of one workspace; shared by its threads (lists are appended under the GIL)."""
 
@@ -214,7 +381,7 @@ class _Walk:
         self.warnings: list[tuple[str, str]] = []
         self.pinned: dict[tuple[int, int], int] = {}  # identity -> descriptor held open
         self.pin_lock = threading.Lock()
-        self.target_ignores: dict[str, IgnoreFile | None] = {}  # dir -> its .gitignore
+        self.symlinks = SymlinkPolicy(root, self.prune, gitignores=_GITIGNORE not in self.names)
 
     def warn(self, rel: str, reason: str) -> None:
         self.warnings.append((rel, reason))
@@ -306,23 +473,11 @@ class _Walk:
                 self.warn(file_rel, f"skipped: {_kind_of(mode)}, not a regular file")
                 return None
             real = os.path.realpath(entry.path)
-            if not real.startswith(self.root_prefix):
-                self.warn(file_rel, "skipped: a symlink whose real path lies outside the workspace")
-                return None
-            inside = real[len(self.root_prefix) :].split(os.sep)[:-1]
-            pruned = next((part for part in inside if part in self.prune), None)
-            if pruned is not None:  # e.g. AGENTS.md -> .git/config: never read what is pruned
-                self.warn(file_rel, f"skipped: a symlink into {pruned}/, which is never read")
+            refusal = self.symlinks.refusal(real)
+            if refusal is not None:
+                self.warn(file_rel, _symlink_warning(refusal))
                 return None
             real_rel = real[len(self.root_prefix) :].replace(os.sep, "/")
-            ignored = self._ignored_target(real_rel)
-            if ignored is not None:  # e.g. AGENTS.md -> .env: a gitignored file is private
-                self.warn(
-                    file_rel,
-                    f"skipped: a symlink to {_display(real_rel)}, and {_display(ignored)} is "
-                    "ignored by .gitignore (gitignored files are never read)",
-                )
-                return None
             mode = os.stat(real).st_mode
         except OSError as exc:
             self.warn(file_rel, f"skipped: it cannot be examined ({_reason(exc)})")
@@ -331,55 +486,6 @@ class _Walk:
             self.warn(file_rel, f"skipped: a symlink to {_kind_of(mode)}, not a regular file")
             return None
         return real, real_rel
-
-    def _ignored_target(self, real_rel: str) -> str | None:
-        """The first part of ``real_rel`` the workspace's ``.gitignore`` files ignore, if any.
-
-        The walk's semantics, replayed along one path: each directory's ``.gitignore`` applies
-        to the entries below it (deeper files win), and an ignored directory ignores all it
-        holds (``"secrets/"`` is returned for ``secrets/key.txt``). Only symlink targets pay
-        for this, and each ``.gitignore`` is read at most once per walk.
-        """
-        parts = real_rel.split("/")
-        chain: IgnoreChain | None = None
-        parent = ""
-        for index, name in enumerate(parts):
-            ignore = self._gitignore_for_target(parent)
-            if ignore is not None:
-                chain = IgnoreChain((ignore,)) if chain is None else chain.extended(ignore)
-            rel = f"{parent}/{name}" if parent else name
-            is_dir = index < len(parts) - 1
-            if chain is not None and chain.ignored(rel, name, is_dir):
-                return rel + "/" if is_dir else rel
-            parent = rel
-        return None
-
-    def _gitignore_for_target(self, rel: str) -> IgnoreFile | None:
-        """The rules of directory ``rel``'s ``.gitignore`` (read as the walk reads it: a
-        regular file, not a symlink, at most ``_GITIGNORE_MAX_BYTES``), or None. Problems are
-        not warned about here: the walk warns about them where it meets the file."""
-        try:
-            return self.target_ignores[rel]
-        except KeyError:
-            pass
-        ignore: IgnoreFile | None = None
-        if _GITIGNORE not in self.names:
-            path = f"{self.root_prefix}{rel}/{_GITIGNORE}" if rel else self.root_prefix + _GITIGNORE
-            data: bytes | None = None
-            try:
-                fd = os.open(path, _OPEN_FLAGS)
-                try:
-                    if stat.S_ISREG(os.fstat(fd).st_mode):
-                        data = os.read(fd, _GITIGNORE_MAX_BYTES + 1)
-                finally:
-                    os.close(fd)
-            except OSError:
-                data = None
-            if data is not None and len(data) <= _GITIGNORE_MAX_BYTES:
-                parsed, _ = IgnoreFile.parse(rel, data.decode("utf-8", "replace"))
-                ignore = None if parsed.empty else parsed
-        self.target_ignores[rel] = ignore
-        return ignore
 
     def _identity(self, fd: int, info: os.stat_result, real_rel: str, data: bytes) -> _Identity:
         """The identity of the file open as ``fd`` (see ``_Identity``); may keep ``fd`` open
@@ -409,7 +515,7 @@ class _Walk:
 
     def _read(self, target: str, real_rel: str, file_rel: str, depth: int) -> None:
         try:
-            fd = os.open(target, _OPEN_FLAGS)
+            fd = os.open(target, OPEN_FLAGS)
         except OSError as exc:
             self.warn(file_rel, f"skipped: it cannot be opened ({_reason(exc)})")
             return
@@ -424,24 +530,10 @@ class _Walk:
             if info.st_size > self.max_bytes:
                 self._over_cap(file_rel, info.st_size)
                 return
-            # One read of (size + 1) bytes normally returns the whole file and proves EOF; a
-            # file that grows meanwhile is read on, up to one byte over the cap.
-            chunks: list[bytes] = []
-            size = 0
-            want = info.st_size + 1
-            while size <= self.max_bytes:
-                chunk = os.read(fd, min(want, self.max_bytes + 1 - size))
-                if not chunk:
-                    break
-                chunks.append(chunk)
-                size += len(chunk)
-                if len(chunk) < want:
-                    break
-                want = _READ_CHUNK
-            if size > self.max_bytes:
-                self._over_cap(file_rel, size)
+            data = read_capped(fd, info.st_size, self.max_bytes)
+            if len(data) > self.max_bytes:
+                self._over_cap(file_rel, len(data))
                 return
-            data = b"".join(chunks)
             owned = False
             identity = self._identity(fd, info, real_rel, data)
         except OSError as exc:
@@ -471,9 +563,9 @@ class _Walk:
                 if entry.is_symlink():  # git does not follow a symlinked .gitignore either
                     self.warn(gitignore_rel, "not applied: a symlink (git does not follow it)")
                 return chain
-            fd = os.open(entry.path, _OPEN_FLAGS)
+            fd = os.open(entry.path, OPEN_FLAGS)
             try:
-                data = os.read(fd, _GITIGNORE_MAX_BYTES + 1)
+                data = read_capped(fd, _GITIGNORE_MAX_BYTES, _GITIGNORE_MAX_BYTES)
             finally:
                 os.close(fd)
         except OSError as exc:

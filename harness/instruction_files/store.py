@@ -21,6 +21,7 @@ from contextlib import closing
 from pathlib import Path
 
 import aiosqlite
+import anyio
 
 from harness.instruction_files.discovery import decode
 from harness.instruction_files.models import InstructionSource, InstructionStoreError
@@ -146,11 +147,15 @@ async def read_agent_row(
     path = source_path(project_id, agent)
     _refuse_special_file(database)
     try:
-        async with (
-            aiosqlite.connect(_read_only_uri(database), uri=True, timeout=busy_timeout) as db,
-            db.execute(_QUERY, (project_id, agent)) as cursor,
-        ):
-            row = await cursor.fetchone()
+        # Shielded: a connection abandoned by a cancelled caller keeps its worker thread, which
+        # later reports to a closed loop. The read is bounded (busy timeout, no FIFOs), so the
+        # caller's cancellation is delivered right after it.
+        with anyio.CancelScope(shield=True):
+            async with (
+                aiosqlite.connect(_read_only_uri(database), uri=True, timeout=busy_timeout) as db,
+                db.execute(_QUERY, (project_id, agent)) as cursor,
+            ):
+                row = await cursor.fetchone()
     except sqlite3.Error as exc:
         raise _explain(database, exc, busy_timeout) from exc
     if row is None:

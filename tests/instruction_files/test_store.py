@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import sqlite3
+import threading
 import time
 from collections.abc import Callable, Iterable
 from contextlib import closing
@@ -271,3 +273,36 @@ async def test_symlink_to_a_fifo_as_database_is_refused(workspace: Path, tmp_pat
     link.symlink_to(tmp_path / "pipe" / "real.db")
     with anyio.fail_after(5), pytest.raises(InstructionStoreError, match="a FIFO"):
         await InstructionFiles(database=link).load(workspace, agent="r", project_id="p")
+
+
+async def test_a_cancelled_database_read_is_finished_not_abandoned(
+    workspace: Path, make_db: DbMaker
+) -> None:
+    """A cancelled caller must not leave an aiosqlite worker thread behind its event loop."""
+    database = make_db([("p", "r", "row")])
+    holder = sqlite3.connect(database, isolation_level=None, check_same_thread=False)
+    holder.execute("BEGIN EXCLUSIVE")  # the read blocks for its busy timeout
+    files = InstructionFiles(InstructionFilesSettings(database_timeout=0.5), database=database)
+    try:
+        with anyio.fail_after(10):
+            scope = anyio.CancelScope()
+
+            async def reader() -> None:
+                # The shielded read ends with the lock error, then the cancellation lands.
+                with scope, contextlib.suppress(InstructionStoreError):
+                    await files.load(workspace, agent="r", project_id="p")
+
+            async with anyio.create_task_group() as group:
+                group.start_soon(reader)
+                await anyio.sleep(0.1)  # the read is now waiting on the lock in its thread
+                cancelled_at = time.monotonic()
+                scope.cancel()
+            # The read ran to its end (the busy timeout) instead of being abandoned.
+            assert time.monotonic() - cancelled_at >= 0.3
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    workers = [t for t in threading.enumerate() if "_connection_worker_thread" in t.name]
+    for worker in workers:
+        worker.join(timeout=5)
+    assert not any(worker.is_alive() for worker in workers)
