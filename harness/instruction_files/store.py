@@ -22,6 +22,7 @@ from pathlib import Path
 
 import aiosqlite
 import anyio
+import anyio.lowlevel
 
 from harness.instruction_files.discovery import decode
 from harness.instruction_files.models import InstructionSource, InstructionStoreError
@@ -158,6 +159,7 @@ async def read_agent_row(
                 row = await cursor.fetchone()
     except sqlite3.Error as exc:
         raise _explain(database, exc, busy_timeout) from exc
+    await anyio.lowlevel.checkpoint_if_cancelled()  # deliver a cancellation the shield held
     if row is None:
         return None, []
     value = row[0]
