@@ -17,12 +17,14 @@ import importlib.resources
 import os
 import sqlite3
 import stat
+import threading
 from contextlib import closing
 from pathlib import Path
 
 import aiosqlite
 import anyio
 import anyio.lowlevel
+import anyio.to_thread
 
 from harness.instruction_files.discovery import decode
 from harness.instruction_files.models import InstructionSource, InstructionStoreError
@@ -136,6 +138,21 @@ def _refuse_special_file(database: Path) -> None:
     )
 
 
+async def _join_worker(connection: aiosqlite.Connection) -> None:
+    """Wait (off the loop) until the connection's worker thread has ended.
+
+    aiosqlite stops its thread without joining it, and after a failed connect it does not
+    even await the stop: the thread then reports to the event loop later, possibly after the
+    loop has closed ("Event loop is closed" in that thread). Joining here keeps every thread
+    this read started inside the read.
+    """
+    thread = connection if isinstance(connection, threading.Thread) else None
+    if thread is None:
+        thread = getattr(connection, "_thread", None)  # aiosqlite >= 0.20 keeps it private
+    if isinstance(thread, threading.Thread) and thread.is_alive():
+        await anyio.to_thread.run_sync(thread.join)
+
+
 async def read_agent_row(
     database: Path, project_id: str, agent: str, *, busy_timeout: float
 ) -> tuple[InstructionSource | None, list[str]]:
@@ -147,16 +164,17 @@ async def read_agent_row(
     """
     path = source_path(project_id, agent)
     _refuse_special_file(database)
+    connection = aiosqlite.connect(_read_only_uri(database), uri=True, timeout=busy_timeout)
     try:
         # Shielded: a connection abandoned by a cancelled caller keeps its worker thread, which
         # later reports to a closed loop. The read is bounded (busy timeout, no FIFOs), so the
         # caller's cancellation is delivered right after it.
         with anyio.CancelScope(shield=True):
-            async with (
-                aiosqlite.connect(_read_only_uri(database), uri=True, timeout=busy_timeout) as db,
-                db.execute(_QUERY, (project_id, agent)) as cursor,
-            ):
-                row = await cursor.fetchone()
+            try:
+                async with connection as db, db.execute(_QUERY, (project_id, agent)) as cursor:
+                    row = await cursor.fetchone()
+            finally:
+                await _join_worker(connection)
     except sqlite3.Error as exc:
         raise _explain(database, exc, busy_timeout) from exc
     await anyio.lowlevel.checkpoint_if_cancelled()  # deliver a cancellation the shield held

@@ -306,3 +306,24 @@ async def test_a_cancelled_database_read_is_finished_not_abandoned(
     for worker in workers:
         worker.join(timeout=5)
     assert not any(worker.is_alive() for worker in workers)
+
+
+def _live_sqlite_workers() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if "_connection_worker_thread" in t.name]
+
+
+async def test_no_database_worker_thread_outlives_a_read(workspace: Path, tmp_path: Path) -> None:
+    """aiosqlite does not join its thread (nor await its stop after a failed connect)."""
+    missing = tmp_path / "missing.db"
+    good = tmp_path / "good.db"
+    create_schema(good)
+    files = InstructionFiles(database=missing)
+    with anyio.fail_after(20):
+        for _ in range(20):
+            with pytest.raises(InstructionStoreError):
+                await files.load(workspace, agent="r", project_id="p")
+            assert _live_sqlite_workers() == []
+            found = await InstructionFiles(database=good).load(workspace, agent="r", project_id="p")
+            assert [s.kind for s in found] == ["root", "directory"]
+            assert found.warnings == ()  # the database was read: no row, no warning
+            assert _live_sqlite_workers() == []
