@@ -13,25 +13,10 @@ from pathlib import Path
 import pytest
 
 from harness.instruction_files import InstructionFilesSettings, discover, discovery
+from tests.filesystem import reuses_inodes_at_once
 
 Writer = Callable[[str, str | bytes], Path]
 ONE_THREAD = InstructionFilesSettings(walk_threads=1)
-
-
-def _reuses_inodes_at_once(directory: Path) -> bool:
-    """Whether this filesystem hands a just-freed inode number to the next new file."""
-    for _ in range(20):
-        first = directory / "probe-a"
-        first.write_text("a")
-        number = first.stat().st_ino
-        first.unlink()
-        second = directory / "probe-b"
-        second.write_text("b")
-        reused = second.stat().st_ino == number
-        second.unlink()
-        if reused:
-            return True
-    return False
 
 
 def _atomic_save(path: Path, text: str) -> None:
@@ -50,7 +35,7 @@ def save_after_first_read(ws: Path, write: Writer, monkeypatch: pytest.MonkeyPat
     replaced by an atomic save (freeing its inode unless discovery holds it) and then the
     other one is (its temporary file is the next new file: it gets the freed number on a
     filesystem that reuses numbers at once). Returns the rels saved, for the asserts."""
-    if not _reuses_inodes_at_once(ws.parent):
+    if not reuses_inodes_at_once(ws.parent):
         pytest.skip("this filesystem does not reuse inode numbers at once (e.g. tmpfs)")
     write("a/AGENTS.md", "a v0\n")
     write("b/AGENTS.md", "b v0\n")

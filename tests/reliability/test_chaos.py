@@ -16,6 +16,7 @@ import anyio
 import pytest
 
 from harness.instruction_files import InstructionFilesSettings, discover
+from tests.filesystem import reuses_inodes_at_once
 from tests.reliability.scenarios import ChaosParams, run_chaos
 
 
@@ -77,26 +78,10 @@ async def test_harness_survives_hundreds_of_cache_kills(tmp_path: Path) -> None:
     assert figures.clean, figures.summary()
 
 
-def _reuses_inodes_at_once(directory: Path) -> bool:
-    """Whether this filesystem hands a just-freed inode number to the next new file."""
-    for _ in range(20):
-        first = directory / "probe-a"
-        first.write_text("a")
-        number = first.stat().st_ino
-        first.unlink()
-        second = directory / "probe-b"
-        second.write_text("b")
-        reused = second.stat().st_ino == number
-        second.unlink()
-        if reused:
-            return True
-    return False
-
-
 def test_concurrent_atomic_saves_never_drop_a_file(tmp_path: Path) -> None:
     """Six files saved atomically (write + rename) in a loop while the tree is walked: every
     walk must load all six."""
-    if not _reuses_inodes_at_once(tmp_path):
+    if not reuses_inodes_at_once(tmp_path):
         pytest.skip("this filesystem does not reuse inode numbers at once (e.g. tmpfs)")
     ws = tmp_path / "ws"
     rels = [f"d{n}/AGENTS.md" for n in range(6)]
