@@ -275,6 +275,10 @@ async def test_symlink_to_a_fifo_as_database_is_refused(workspace: Path, tmp_pat
         await InstructionFiles(database=link).load(workspace, agent="r", project_id="p")
 
 
+def _live_sqlite_workers() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if "_connection_worker_thread" in t.name]
+
+
 async def test_a_cancelled_database_read_is_finished_not_abandoned(
     workspace: Path, make_db: DbMaker
 ) -> None:
@@ -294,7 +298,8 @@ async def test_a_cancelled_database_read_is_finished_not_abandoned(
 
             async with anyio.create_task_group() as group:
                 group.start_soon(reader)
-                await anyio.sleep(0.1)  # the read is now waiting on the lock in its thread
+                while not _live_sqlite_workers():  # noqa: ASYNC110 - the thread is the signal
+                    await anyio.sleep(0.005)  # the read has begun: it waits on the lock
                 cancelled_at = time.monotonic()
                 scope.cancel()
             # The read ran to its end (the busy timeout) instead of being abandoned.
@@ -302,14 +307,7 @@ async def test_a_cancelled_database_read_is_finished_not_abandoned(
     finally:
         holder.execute("ROLLBACK")
         holder.close()
-    workers = [t for t in threading.enumerate() if "_connection_worker_thread" in t.name]
-    for worker in workers:
-        worker.join(timeout=5)
-    assert not any(worker.is_alive() for worker in workers)
-
-
-def _live_sqlite_workers() -> list[threading.Thread]:
-    return [t for t in threading.enumerate() if "_connection_worker_thread" in t.name]
+    assert _live_sqlite_workers() == []  # the read joined its worker before returning
 
 
 async def test_no_database_worker_thread_outlives_a_read(workspace: Path, tmp_path: Path) -> None:
