@@ -23,8 +23,9 @@ import anyio.to_thread
 from harness.agents import Roster
 from harness.config import Envelope, HarnessConfig, load_config, make_tokenizer
 from harness.instruction_files import InstructionFiles, InstructionSet
+from harness.instruction_files.discovery import resolve_workspace
 from harness.project_context import ProjectContext, load_project_context
-from harness.prompt_assembler import LAYERS, AssembledPrompt, Unit, assemble
+from harness.prompt_assembler import AssembledPrompt, Unit, assemble, merge_budgets
 from harness.runtime import Supervisor
 
 if TYPE_CHECKING:
@@ -80,15 +81,6 @@ def _units(layer: str, value: LayerInput) -> str | Unit | list[Unit]:
         else:
             raise TypeError(f"{layer}: expected str or Unit items, got {type(item).__name__}")
     return units
-
-
-def _workspace(path: str | os.PathLike[str]) -> Path:
-    workspace = Path(path)
-    if not workspace.exists():
-        raise FileNotFoundError(f"workspace {str(workspace)!r} does not exist")
-    if not workspace.is_dir():
-        raise NotADirectoryError(f"workspace {str(workspace)!r} is not a directory")
-    return workspace.resolve()
 
 
 class Harness:
@@ -164,14 +156,7 @@ class Harness:
 
     def effective_budgets(self, budgets: Mapping[str, int] | None = None) -> dict[str, int]:
         """Config budgets with per-call ``budgets`` merged over them; bad names raise."""
-        merged = self.config.budgets.as_mapping()
-        for layer, value in (budgets or {}).items():
-            if layer not in LAYERS:
-                raise ValueError(f"unknown layer {layer!r} in budgets; layers: {', '.join(LAYERS)}")
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise ValueError(f"budget for {layer!r} must be a non-negative int, not {value!r}")
-            merged[layer] = value
-        return merged
+        return merge_budgets(budgets, self.config.budgets.as_mapping())
 
     async def project_context(self, workspace: str | os.PathLike[str]) -> ProjectContext:
         """The workspace's ``.AGENTS/`` units, read off the event loop under the config's rules."""
@@ -198,7 +183,7 @@ class Harness:
         """Like ``build_prompt`` but also returns the discovery report the debug print shows."""
         identity = self.roster.identity(agent)  # UnknownAgent first: the cheapest check
         merged = self.effective_budgets(budgets)
-        root = await anyio.to_thread.run_sync(_workspace, workspace)
+        root = Path(await anyio.to_thread.run_sync(resolve_workspace, workspace))
         if isinstance(tokenizer, str | None):
             spec = tokenizer if tokenizer is not None else self.config.tokenizer
             if spec not in self._tokenizers:  # loading a rank file takes a while: off the loop
@@ -266,7 +251,7 @@ class Harness:
         last), so a tight budget discards the least authoritative first. ``budgets`` merge
         over the config's; ``tokenizer`` is a ``Tokenizer`` or a spec such as
         ``"tiktoken:cl100k_base"``. Raises ``UnknownAgent`` for a slug not in the roster and
-        ``FileNotFoundError``/``NotADirectoryError`` for a bad workspace.
+        ``WorkspaceNotFoundError`` (a ``FileNotFoundError``) for a bad workspace.
         """
         build = await self.build(
             workspace,

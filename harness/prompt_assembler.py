@@ -41,6 +41,7 @@ __all__ = [
     "Strategy",
     "Unit",
     "assemble",
+    "merge_budgets",
     "neutralise_unit_text",
     "restore_unit_text",
 ]
@@ -340,8 +341,11 @@ def _normalise_layers(
     return result
 
 
-def _merge_budgets(budgets: Mapping[str, int] | None) -> dict[str, int]:
-    merged = dict(DEFAULT_BUDGETS)
+def merge_budgets(
+    budgets: Mapping[str, int] | None, base: Mapping[str, int] = DEFAULT_BUDGETS
+) -> dict[str, int]:
+    """``budgets`` (partial) over ``base``; unknown layers and bad values raise ``ValueError``."""
+    merged = dict(base)
     for name, budget in (budgets or {}).items():
         if name not in LAYERS:
             raise ValueError(f"budget for unknown layer {name!r}; known: {LAYERS}")
@@ -743,7 +747,7 @@ def assemble(
     id is the layer name; ``budgets`` and ``strategies`` are partial and merge over the defaults.
     """
     units_by_layer = _normalise_layers(layers)
-    merged_budgets = _merge_budgets(budgets)
+    merged_budgets = merge_budgets(budgets)
     merged_strategies = _merge_strategies(strategies)
     tok: Tokenizer = _DEFAULT_TOKENIZER if tokenizer is None else tokenizer
     if not isinstance(tok, Tokenizer):
