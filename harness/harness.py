@@ -184,12 +184,10 @@ class Harness:
         identity = self.roster.identity(agent)  # UnknownAgent first: the cheapest check
         merged = self.effective_budgets(budgets)
         root = Path(await anyio.to_thread.run_sync(resolve_workspace, workspace))
-        if isinstance(tokenizer, str | None):
-            spec = tokenizer if tokenizer is not None else self.config.tokenizer
-            if spec not in self._tokenizers:  # loading a rank file takes a while: off the loop
-                built = await anyio.to_thread.run_sync(make_tokenizer, spec)
-                self._tokenizers.setdefault(spec, built)
-        chosen = self.tokenizer(tokenizer)
+        spec = tokenizer if tokenizer is not None else self.config.tokenizer
+        chosen = self._tokenizers.get(spec) if isinstance(spec, str) else spec
+        if chosen is None:  # loading a rank file takes a while: build it off the loop, once
+            chosen = await anyio.to_thread.run_sync(self.tokenizer, spec)
         rules = _units("business_rules", business_rules)
         state = _units("task_state", task_state)
 
