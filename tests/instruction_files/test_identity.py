@@ -4,8 +4,6 @@ makes discovery drop a file (regression: atomic saves during a walk dropped file
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -13,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from harness.instruction_files import InstructionFilesSettings, discover, discovery
-from tests.filesystem import reuses_inodes_at_once
+from tests.filesystem import reuses_inodes_at_once, run_python_in_child
 
 Writer = Callable[[str, str | bytes], Path]
 ONE_THREAD = InstructionFilesSettings(walk_threads=1)
@@ -165,14 +163,5 @@ def test_thousands_of_files_under_a_low_descriptor_limit(ws: Path, write: Writer
         "    print(len(found.sources), len(found.warnings), same)\n"
         "print(len(os.listdir('/proc/self/fd')) - before)\n"
     )
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
-    done = subprocess.run(
-        [sys.executable, "-c", script, str(ws)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=env,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.split("\n")[:3] == ["2000 20 20", "2000 20 20", "0"]
+    output = run_python_in_child(script, str(ws))
+    assert output.split("\n")[:3] == ["2000 20 20", "2000 20 20", "0"]

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import os
 import random
-import subprocess
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal, TypeVar
@@ -25,6 +23,7 @@ from harness.config import HarnessConfig
 from harness.harness import Harness
 from harness.instruction_files import InstructionFiles, InstructionFilesSettings, discover
 from harness.project_context import load_project_context
+from tests.filesystem import run_python_in_child
 from tests.reliability.trees import (
     NAME_POOL,
     PATH_MAX,
@@ -273,17 +272,8 @@ def test_discovery_survives_a_process_with_few_descriptors(tmp_path: Path) -> No
         "found = discover(sys.argv[1])\n"
         "print(len(found.sources), len(found.warnings))\n"
     )
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
-    done = subprocess.run(
-        [sys.executable, "-c", script, str(ws)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=env,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["300", "0"]
+    output = run_python_in_child(script, str(ws))
+    assert output.split() == ["300", "0"]
 
 
 def test_settings_refuse_path_syntax_in_names() -> None:
