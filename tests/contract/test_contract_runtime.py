@@ -245,8 +245,13 @@ async def test_restarts_outside_window_are_allowed() -> None:
             crashes += 1
             raise RuntimeError("again")
 
-        async with Supervisor([ChildSpec("c", slow_crasher)], max_restarts=1, max_seconds=0.1):
+        # Too many restarts in the window would raise MaxRestartsExceeded out of the block.
+        async with Supervisor(
+            [ChildSpec("c", slow_crasher)], max_restarts=1, max_seconds=0.1
+        ) as sup:
             await wait_until(lambda: crashes >= 4)
+            assert [child.id for child in sup.which_children()] == ["c"]
+        assert crashes >= 4
 
 
 # --- Stopping ---------------------------------------------------------------------------------
