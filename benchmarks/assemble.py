@@ -13,12 +13,17 @@ from __future__ import annotations
 import argparse
 import gc
 import importlib.util
+import json
 import math
+import os
+import platform
+import resource
+import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -91,6 +96,62 @@ def bare_lower_bound(texts: Sequence[str], budget: int, bytes_per_token: int = 4
     return UNIT_SEPARATOR.join(texts[head:])
 
 
+# glibc mallopt settings, as environment variables, under which freed memory stays mapped: large
+# blocks come from the heap (no fresh mmap per call), and the heap is never trimmed.
+KEEP_PAGES_ENV = {
+    "MALLOC_MMAP_THRESHOLD_": "2147483647",
+    "MALLOC_TRIM_THRESHOLD_": "4294967295",
+    "MALLOC_TOP_PAD_": "536870912",
+}
+
+
+def minor_faults() -> int:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+
+
+def scaling_calls(units: list[Unit]) -> list[Callable[[], Any]]:
+    """[assemble, bare loop] on ``units`` with the half budget."""
+    approx = ApproximateTokenizer()
+    texts = [u.text for u in units]
+    budget = half_budget(units)
+    return [
+        lambda: assemble(
+            {"business_rules": units}, budgets={"business_rules": budget}, tokenizer=approx
+        ),
+        lambda: bare_lower_bound(texts, budget),
+    ]
+
+
+def scaling(n: int, scale: int, repeat: int) -> dict[str, float]:
+    """Best times of assemble and the bare loop at n and n * scale units, interleaved, and the
+    minor page faults of one assemble call at each size."""
+    calls: list[Callable[[], Any]] = []
+    for size in (n, n * scale):
+        calls += scaling_calls(make_units(size))
+    small, bare_small, big, bare_big = best_of_each(calls, repeat)
+    result = {"small": small, "big": big, "bare_small": bare_small, "bare_big": bare_big}
+    for key, run in (("faults_small", calls[0]), ("faults_big", calls[2])):
+        run()  # warm the allocator as the timed calls did
+        before = minor_faults()
+        run()
+        result[key] = minor_faults() - before
+    return result
+
+
+def scaling_in_child(n: int, scale: int, repeat: int) -> dict[str, float] | None:
+    """``scaling`` in a child interpreter whose glibc keeps freed pages (None off glibc)."""
+    if platform.libc_ver()[0] != "glibc":
+        return None
+    done = subprocess.run(
+        [sys.executable, __file__, "--scaling-child", f"{n},{scale},{repeat}"],
+        env={**os.environ, **KEEP_PAGES_ENV},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return cast(dict[str, float], json.loads(done.stdout))
+
+
 def rank_file() -> Path:
     spec = importlib.util.find_spec("tiktoken_ext")
     if spec is None or not spec.submodule_search_locations:
@@ -101,7 +162,12 @@ def rank_file() -> Path:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small, fast run")
+    parser.add_argument("--scaling-child", metavar="N,SCALE,REPEAT", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.scaling_child:
+        n, scale, repeat = map(int, args.scaling_child.split(","))
+        print(json.dumps(scaling(n, scale, repeat)))
+        return 0
 
     n = 5_000 if args.quick else 50_000
     scale = 10
@@ -166,47 +232,54 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
 
     # 3. Linear scaling: 10x the units. The bare loop's own ratio, measured in the same run,
-    #    shows what the machine's memory hierarchy adds once the data outgrows the caches.
-    big = make_units(n * scale)
-    big_texts = [u.text for u in big]
-    big_budget = half_budget(big)
-
-    def big_run() -> Any:
-        return assemble(
-            {"business_rules": big}, budgets={"business_rules": big_budget}, tokenizer=approx
-        )
-
-    t_small, t_big, t_bare_small, t_bare_big = best_of_each(
-        [
-            harness_run,
-            big_run,
-            lambda: bare_lower_bound(texts, budget),
-            lambda: bare_lower_bound(big_texts, big_budget),
-        ],
-        max(3, repeat // 2),
-    )
+    #    shows what the machine adds once the data outgrows the caches; the page-fault counts
+    #    and the same measurement in a child whose allocator keeps freed pages show why.
+    sc = scaling(n, scale, max(3, repeat // 2))
     rows.append(
         (
             f"{n * scale:,} units vs {n:,} units",
             f"{n * scale // 1000}k",
-            t_big,
+            sc["big"],
             f"{n // 1000}k",
-            t_small,
+            sc["small"],
             "<= 12x the time",
-            t_big / t_small <= 12.0,
+            sc["big"] / sc["small"] <= 12.0,
         )
     )
     rows.append(
         (
             f"reference: bare loop, {n * scale:,} vs {n:,} units",
             f"{n * scale // 1000}k",
-            t_bare_big,
+            sc["bare_big"],
             f"{n // 1000}k",
-            t_bare_small,
+            sc["bare_small"],
             "none (info: the same ratio for the lower bound)",
             None,
         )
     )
+    notes = [
+        f"page faults in one assemble call: {sc['faults_big']:,.0f} at {n * scale // 1000}k, "
+        f"{sc['faults_small']:,.0f} at {n // 1000}k"
+    ]
+    kept_pages = scaling_in_child(n, scale, max(3, repeat // 2))
+    if kept_pages is not None:
+        for label, big_key, small_key in (
+            ("assemble", "big", "small"),
+            ("bare loop", "bare_big", "bare_small"),
+        ):
+            rows.append(
+                (
+                    f"reference: {label}, {n * scale // 1000}k vs {n // 1000}k, "
+                    "allocator keeps freed pages",
+                    f"{n * scale // 1000}k",
+                    kept_pages[big_key],
+                    f"{n // 1000}k",
+                    kept_pages[small_key],
+                    f"none (info: {kept_pages['faults_big']:,.0f} page faults per "
+                    f"{n * scale // 1000}k call)",
+                    None,
+                )
+            )
 
     # 4. Exact counts: truncate_tail of a 1 MB blob vs one encode_ordinary of it.
     encoding = TiktokenTokenizer(rank_file()).encoding  # load the ranks once; fresh caches below
@@ -320,6 +393,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     widths = [max(len(str(row[i])) for row in [header, *table]) for i in range(len(header))]
     for row in [header, tuple("-" * w for w in widths), *table]:
         print("  ".join(str(cell).ljust(width) for cell, width in zip(row, widths, strict=True)))
+    for note in notes:
+        print(note)
     misses = [row[0] for row in rows if row[-1] is False]
     if misses:
         print(f"targets missed: {', '.join(misses)}")
