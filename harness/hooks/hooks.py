@@ -13,6 +13,7 @@ from outside is not a handler failure and always propagates.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import inspect
 import math
@@ -21,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Final, TypeAlias
 
 import anyio
+import anyio.lowlevel
 
 __all__ = [
     "PHASES",
@@ -208,6 +210,10 @@ class Hooks:
         except (KeyError, TypeError):
             raise ValueError(_unknown_phase(phase)) from None
         ran: list[str] = []
+        # Outside cancellation is told apart from a handler's own failure by the task's count of
+        # pending cancellation requests: it grows only when someone cancels this task.
+        task = _current_task()
+        baseline = task.cancelling() if task is not None else 0
         for name, handler, tools, timeout, is_async in chain:
             if tools is not None:
                 try:
@@ -227,24 +233,35 @@ class Hooks:
             ran.append(name)
             if timeout is None:
                 # Hot path: a sync handler is a bare call; only non-None results are inspected.
+                # Only an await can take a cancellation from outside, so only after one do we
+                # look for one the handler may have swallowed.
                 try:
-                    result = await handler(payload) if is_async else handler(payload)  # type: ignore[misc]
+                    if is_async:
+                        result = await handler(payload)  # type: ignore[misc]
+                        if task is not None and task.cancelling() > baseline:
+                            await _propagate_outside_cancellation(task, baseline, None)
+                    else:
+                        result = handler(payload)
+                        if result is not None and inspect.isawaitable(result):
+                            result = await result
+                            if task is not None and task.cancelling() > baseline:
+                                await _propagate_outside_cancellation(task, baseline, None)
                     if result is None:
                         continue
-                    if not is_async and inspect.isawaitable(result):
-                        result = await result
-                        if result is None:
-                            continue
                     if isinstance(result, Halt):
                         return HookOutcome(True, result.reason, name, payload, tuple(ran), None)
                     _check_result(name, result)
-                except Exception as exc:
+                except BaseException as exc:
+                    await _propagate_outside_cancellation(task, baseline, exc)
                     return _failed(name, exc, payload, ran)
                 payload = result
             else:
                 try:
                     result = await _call_with_timeout(name, handler, payload, timeout)
-                except Exception as exc:
+                    if task is not None and task.cancelling() > baseline:
+                        await _propagate_outside_cancellation(task, baseline, None)
+                except BaseException as exc:
+                    await _propagate_outside_cancellation(task, baseline, exc)
                     return _failed(name, exc, payload, ran)
                 if result is None:
                     continue
@@ -291,7 +308,41 @@ async def _call_with_timeout(name: str, handler: HookHandler, payload: Any, limi
     return result
 
 
-def _failed(name: str, exc: Exception, payload: Any, ran: list[str]) -> HookOutcome:
+def _current_task() -> asyncio.Task[Any] | None:
+    try:
+        return asyncio.current_task()
+    except RuntimeError:  # not running on asyncio
+        return None
+
+
+async def _propagate_outside_cancellation(
+    task: asyncio.Task[Any] | None, baseline: int, exc: BaseException | None
+) -> None:
+    """Re-raise a cancellation from outside that a handler swallowed or turned into an error.
+
+    Returns only when no outside cancellation is pending and ``exc`` (if any) is a handler
+    failure to report as a halt: an ``Exception``, or a ``CancelledError`` of the handler's own
+    (say, from awaiting a task someone else cancelled), which must not make the caller look
+    cancelled. Other ``BaseException``s (``KeyboardInterrupt``, ``SystemExit``, ...) are not a
+    handler's verdict and propagate.
+    """
+    if exc is not None and not isinstance(exc, Exception | asyncio.CancelledError):
+        raise exc
+    if task is None:
+        if isinstance(exc, anyio.get_cancelled_exc_class()):
+            raise exc
+        return
+    if task.cancelling() <= baseline:
+        return  # no cancellation from outside: a handler's own CancelledError is its failure
+    if isinstance(exc, asyncio.CancelledError):
+        raise exc
+    # The handler swallowed the cancellation. An anyio cancel scope delivers it again at the
+    # next checkpoint, recognisably as its own; a plain Task.cancel() is re-raised here.
+    await anyio.lowlevel.checkpoint()
+    raise asyncio.CancelledError("cancelled from outside while a hook handler ran") from exc
+
+
+def _failed(name: str, exc: BaseException, payload: Any, ran: list[str]) -> HookOutcome:
     if isinstance(exc, HookTimeoutError):
         reason = str(exc)
     else:

@@ -7,6 +7,7 @@ import time
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 import pytest
 
 from harness.hooks import Halt, Hooks, HookTimeoutError
@@ -277,3 +278,112 @@ async def test_base_exceptions_that_are_not_errors_propagate() -> None:
 
         with pytest.raises(Fatal):
             await Hooks().register("pre_tool_use", fatal).run("pre_tool_use", {})
+
+
+async def _fails_in_cleanup(entered: asyncio.Event) -> None:
+    try:
+        entered.set()
+        await asyncio.sleep(3600)
+    finally:
+        raise RuntimeError("cleanup failed")  # replaces the CancelledError in flight
+
+
+async def _swallows(entered: asyncio.Event, verdict: object) -> object:
+    try:
+        entered.set()
+        await asyncio.sleep(3600)
+    except asyncio.CancelledError:
+        pass  # swallowed without uncancel(): the cancellation is still pending
+    return verdict
+
+
+def _cancel_swallowers() -> list[Any]:
+    return [
+        pytest.param(lambda e: _fails_in_cleanup(e), id="raises-in-cleanup"),
+        pytest.param(lambda e: _swallows(e, None), id="swallows-and-continues"),
+        pytest.param(lambda e: _swallows(e, Halt("stopped")), id="swallows-and-halts"),
+    ]
+
+
+@pytest.mark.parametrize("handler_timeout", [None, 30])
+@pytest.mark.parametrize("make", _cancel_swallowers())
+async def test_a_native_cancel_a_handler_swallows_still_propagates(
+    make: Any, handler_timeout: float | None
+) -> None:
+    with anyio.fail_after(5):
+        entered = asyncio.Event()
+        calls: list[str] = []
+        hooks = Hooks().register("pre_tool_use", lambda p: make(entered), timeout=handler_timeout)
+        hooks = hooks.register("pre_tool_use", recorder(calls, "after"))
+        task = asyncio.ensure_future(hooks.run("pre_tool_use", {}))
+        await entered.wait()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert task.cancelled()
+        assert calls == []
+
+
+@pytest.mark.parametrize("handler_timeout", [None, 30])
+@pytest.mark.parametrize("make", _cancel_swallowers())
+async def test_an_outer_scope_cancel_a_handler_swallows_still_reaches_the_scope(
+    make: Any, handler_timeout: float | None
+) -> None:
+    with anyio.fail_after(5):
+        entered = asyncio.Event()
+        outcomes: list[object] = []
+        hooks = Hooks().register("pre_tool_use", lambda p: make(entered), timeout=handler_timeout)
+        with anyio.move_on_after(0.05) as outer:
+            outcomes.append(await hooks.run("pre_tool_use", {}))
+        assert outer.cancelled_caught
+        assert outcomes == []
+        await anyio.lowlevel.checkpoint()  # the caller is not left cancelled after its scope
+
+
+async def test_a_handlers_own_cancelled_error_halts_without_cancelling_the_caller() -> None:
+    with anyio.fail_after(5):
+
+        async def awaits_a_cancelled_task(payload: Any) -> None:
+            other = asyncio.ensure_future(asyncio.sleep(3600))
+            await asyncio.sleep(0)
+            other.cancel()
+            await other  # raises CancelledError, but nobody cancelled the caller
+
+        calls: list[str] = []
+        outcome = await with_neighbours(awaits_a_cancelled_task, calls).run("pre_tool_use", {})
+        assert outcome.halted and outcome.halted_by == "guard"
+        assert isinstance(outcome.error, asyncio.CancelledError)
+        assert "CancelledError" in (outcome.reason or "")
+        assert calls == []
+        current = asyncio.current_task()
+        assert current is not None and current.cancelling() == 0
+        await asyncio.sleep(0)  # and it can go on awaiting
+
+
+async def test_hooks_run_in_shielded_cleanup_of_a_cancelled_task_report_halts() -> None:
+    """Cancellation that was already pending when run() began is not this run's business."""
+    with anyio.fail_after(5):
+        entered = asyncio.Event()
+        outcomes: list[Any] = []
+
+        def guard(payload: Any) -> None:
+            raise RuntimeError("nope")
+
+        hooks = Hooks().register("session_end", guard)
+
+        async def session() -> None:
+            try:
+                entered.set()
+                await asyncio.sleep(3600)
+            finally:
+                with anyio.CancelScope(shield=True):
+                    outcomes.append(await hooks.run("session_end", {}))
+
+        task = asyncio.ensure_future(session())
+        await entered.wait()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        [outcome] = outcomes
+        assert outcome.halted and outcome.halted_by == guard.__qualname__
+        assert isinstance(outcome.error, RuntimeError)
