@@ -211,9 +211,11 @@ class Hooks:
             raise ValueError(_unknown_phase(phase)) from None
         ran: list[str] = []
         # Outside cancellation is told apart from a handler's own failure by the task's count of
-        # pending cancellation requests: it grows only when someone cancels this task.
-        task = _current_task()
-        baseline = task.cancelling() if task is not None else 0
+        # pending cancellation requests: it grows only when someone cancels this task, which can
+        # only happen while we await. So the count is read just before the first await (-1: none
+        # yet), and a chain of plain sync handlers never pays for reading it.
+        task: asyncio.Task[Any] | None = None
+        baseline = -1
         for name, handler, tools, timeout, is_async in chain:
             if tools is not None:
                 try:
@@ -237,12 +239,16 @@ class Hooks:
                 # look for one the handler may have swallowed.
                 try:
                     if is_async:
+                        if baseline < 0:
+                            task, baseline = _cancel_baseline()
                         result = await handler(payload)  # type: ignore[misc]
                         if task is not None and task.cancelling() > baseline:
                             await _propagate_outside_cancellation(task, baseline, None)
                     else:
                         result = handler(payload)
                         if result is not None and inspect.isawaitable(result):
+                            if baseline < 0:
+                                task, baseline = _cancel_baseline()
                             result = await result
                             if task is not None and task.cancelling() > baseline:
                                 await _propagate_outside_cancellation(task, baseline, None)
@@ -256,6 +262,8 @@ class Hooks:
                     return _failed(name, exc, payload, ran)
                 payload = result
             else:
+                if baseline < 0:
+                    task, baseline = _cancel_baseline()
                 try:
                     result = await _call_with_timeout(name, handler, payload, timeout)
                     if task is not None and task.cancelling() > baseline:
@@ -308,11 +316,13 @@ async def _call_with_timeout(name: str, handler: HookHandler, payload: Any, limi
     return result
 
 
-def _current_task() -> asyncio.Task[Any] | None:
+def _cancel_baseline() -> tuple[asyncio.Task[Any] | None, int]:
+    """The running task and its count of pending cancellation requests (None, 0 off asyncio)."""
     try:
-        return asyncio.current_task()
+        task = asyncio.current_task()
     except RuntimeError:  # not running on asyncio
-        return None
+        return None, 0
+    return task, task.cancelling() if task is not None else 0
 
 
 async def _propagate_outside_cancellation(
@@ -328,6 +338,8 @@ async def _propagate_outside_cancellation(
     """
     if exc is not None and not isinstance(exc, Exception | asyncio.CancelledError):
         raise exc
+    if baseline < 0:
+        return  # nothing was awaited yet, so nothing from outside can have arrived
     if task is None:
         if isinstance(exc, anyio.get_cancelled_exc_class()):
             raise exc

@@ -360,15 +360,21 @@ async def test_a_handlers_own_cancelled_error_halts_without_cancelling_the_calle
         await asyncio.sleep(0)  # and it can go on awaiting
 
 
-async def test_hooks_run_in_shielded_cleanup_of_a_cancelled_task_report_halts() -> None:
+def _sync_guard(payload: Any) -> None:
+    raise RuntimeError("nope")
+
+
+async def _async_guard(payload: Any) -> None:
+    await asyncio.sleep(0)
+    raise RuntimeError("nope")
+
+
+@pytest.mark.parametrize("guard", [_sync_guard, _async_guard])
+async def test_hooks_run_in_shielded_cleanup_of_a_cancelled_task_report_halts(guard: Any) -> None:
     """Cancellation that was already pending when run() began is not this run's business."""
     with anyio.fail_after(5):
         entered = asyncio.Event()
         outcomes: list[Any] = []
-
-        def guard(payload: Any) -> None:
-            raise RuntimeError("nope")
-
         hooks = Hooks().register("session_end", guard)
 
         async def session() -> None:
