@@ -1,6 +1,6 @@
 """harness: the context layer of a long-running agent engine.
 
-This module re-exports the public API (see CONTRACT.md) and nothing else.
+This module re-exports the public API (see README.md) and nothing else.
 
 The re-exports are lazy (PEP 562): ``harness.Hooks`` or ``from harness import Hooks`` imports
 ``harness.hooks`` on first use, so a command that never touches hooks (``python -m harness

@@ -62,6 +62,19 @@ def _budget(text: str) -> tuple[str, int]:
     return layer, value
 
 
+def _budgets(items: Sequence[str]) -> dict[str, int]:
+    budgets: dict[str, int] = {}
+    for item in items:
+        layer, value = _budget(item)
+        if layer in budgets:
+            raise UsageError(
+                f"--budget {item!r}: {layer} already has a budget ({budgets[layer]}); give each "
+                "layer once"
+            )
+        budgets[layer] = value
+    return budgets
+
+
 def _build_parser() -> _Parser:
     parser = _Parser(
         prog="harness",
@@ -78,7 +91,15 @@ def _build_parser() -> _Parser:
         sub.add_argument("--config", metavar="PATH", help="harness TOML config file")
 
     debug = commands.add_parser(
-        "debug", help="print the layer report and the assembled prompt", description=__doc__
+        "debug",
+        help="print the layer report and the assembled prompt",
+        description=(
+            "Build the prompt AGENT gets in WORKSPACE and print the per-layer report, the "
+            "envelope, every warning and the prompt (--json: the manifest instead). "
+            "--rules/--task-state FILE: one unit per line, oldest first (blank and # lines "
+            "skipped, ids FILE:LINE), or in a .jsonl file one JSON string or "
+            '{"text", "id", "source"} object per line. Bad input exits 2 with one line on stderr.'
+        ),
     )
     common(debug, agent_required=True)
     debug.add_argument(
@@ -134,6 +155,12 @@ def _read_units(path: str, option: str) -> list[Unit]:
             unit_id, source = value.get("id", default_id), value.get("source")
             if not isinstance(unit_id, str) or not (source is None or isinstance(source, str)):
                 raise UsageError(f"{option} {path}:{number}: 'id' and 'source' must be strings")
+            for name, field in (("text", value["text"]), ("id", unit_id), ("source", source)):
+                if field is not None and not _encodable(field):
+                    raise UsageError(
+                        f"{option} {path}:{number}: {name!r} holds an unpaired surrogate escape "
+                        "(such as \\ud800); write valid Unicode"
+                    )
             unit = Unit(id=unit_id, text=value["text"], source=source)
         else:
             if not stripped or stripped.startswith("#"):
@@ -146,14 +173,26 @@ def _read_units(path: str, option: str) -> list[Unit]:
     return units
 
 
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _check_paths(args: argparse.Namespace) -> None:
+    if not args.workspace:
+        raise UsageError("workspace is empty: give a directory (. for the current one)")
     workspace = Path(args.workspace)
     if not workspace.exists():
         raise UsageError(f"workspace {args.workspace!r} does not exist")
     if not workspace.is_dir():
         raise UsageError(f"workspace {args.workspace!r} is not a directory")
     if args.db is not None and not Path(args.db).is_file():
-        raise UsageError(f"--db {args.db!r}: no such database file")
+        if not Path(args.db).exists():
+            raise UsageError(f"--db {args.db!r}: no such database file")
+        raise UsageError(f"--db {args.db!r}: not a database file (not a regular file)")
     if args.project_id is not None and args.agent is None:
         raise UsageError("--project-id needs --agent: the database row is per agent")
 
@@ -162,7 +201,7 @@ async def _debug(args: argparse.Namespace) -> int:
     from harness.debug import format_build
     from harness.harness import Harness
 
-    budgets = dict(_budget(item) for item in args.budget)
+    budgets = _budgets(args.budget)
     rules = _read_units(args.rules, "--rules") if args.rules else []
     state = _read_units(args.task_state, "--task-state") if args.task_state else []
     harness = Harness(_config(args), database=args.db)

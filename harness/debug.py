@@ -1,8 +1,7 @@
 """Debug print: see exactly what a prompt holds, what was cut, and why, in 80 columns.
 
-ADR 0006 meets its acceptance criteria with a debug function callable from the REPL rather
-than a task runner; this is it. ``print`` is synchronous for a plain REPL; ``aprint`` is the
-same for code already inside an event loop.
+A function callable from the REPL, rather than a task runner. ``print`` is synchronous for a
+plain REPL; ``aprint`` is the same for code already inside an event loop.
 
 Called inside a running event loop (a notebook, ``python -m asyncio``), ``print`` still
 works: it runs the job on a fresh event loop in a worker thread, blocking the caller until it

