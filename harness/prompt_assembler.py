@@ -412,6 +412,7 @@ _REASON_HEAD = "discarded from the head until the rest fit the budget"
 _REASON_AFTER_CUT = "after the truncation point"
 _REASON_NO_MARKER = "not even the truncation marker fits the budget"
 _REASON_LAYER = "the whole layer is over its budget (keep_or_drop)"
+_REASON_NO_ROOM = "not one character of the first unit fits beside the truncation marker"
 
 
 def _ids(units: Sequence[Unit], start: int, stop: int) -> str:
@@ -437,6 +438,13 @@ def _drop_note(units: Sequence[Unit], h: int, budget: int) -> list[str]:
         f"discarded {h} of {n} units from the head ({_ids(units, 0, h)}) to fit the budget "
         f"of {budget}; units are never split"
     ]
+
+
+def _no_room_note(units: Sequence[Unit], n: int, budget: int) -> str:
+    return (
+        f"not one character of unit {units[0].id!r} fits beside the truncation marker within "
+        f"the budget of {budget}; all {n} units dropped"
+    )
 
 
 def _truncate_note(units: Sequence[Unit], cut: int, budget: int, whole_text: bool) -> list[str]:
@@ -516,10 +524,19 @@ def _bytes_truncate_tail(units: Sequence[Unit], max_bytes: int, bpt: int, budget
     if cut < 0:
         note = f"not even the truncation marker fits the budget of {budget}; all {n} units dropped"
         return _empty(n, 0, note, _REASON_NO_MARKER)
-    rendered = [o + t + c for o, t, c in parts[:cut]]
     opening, text, closing = parts[cut]
     room = max_bytes - starts[cut] - utf8_len(opening) - len(closing) - marker_len
     kept_text = utf8_prefix(text, room)
+    if text and not kept_text:
+        # Not one character of the cut unit fits: it is not in the text, so it is not kept. The
+        # marker then closes the unit before it, which fits whole (its marker needs no more room
+        # than the separator, tags and marker that fit after it).
+        if cut == 0:
+            return _empty(n, 0, _no_room_note(units, n, budget), _REASON_NO_ROOM)
+        cut -= 1
+        opening, text, closing = parts[cut]
+        kept_text = text
+    rendered = [o + t + c for o, t, c in parts[:cut]]
     rendered.append(f"{opening}{kept_text}{TRUNCATION_MARKER}{closing}")
     layer_text = UNIT_SEPARATOR.join(rendered)
     nbytes = utf8_len(layer_text)
@@ -558,7 +575,7 @@ def _general_keep_or_drop(units: Sequence[Unit], budget: int, tokenizer: Tokeniz
     if tokens <= budget:
         return _Layer(text, tokens, 0, n, rendered)
     note = f"layer needs {tokens} tokens, over its budget of {budget}; dropped whole"
-    return _empty(n, tokenizer.count(""), note, _REASON_LAYER)
+    return _empty(n, 0, note, _REASON_LAYER)
 
 
 def _general_drop_whole_units(units: Sequence[Unit], budget: int, tokenizer: Tokenizer) -> _Layer:
@@ -613,6 +630,16 @@ def _general_drop_whole_units(units: Sequence[Unit], budget: int, tokenizer: Tok
             if j >= hi:
                 break
         h = j
+    # Sub-additive counts (a joined text counting less than its parts) make the estimates
+    # overshoot, so smaller h may never have been tried: nothing is discarded without a
+    # verified count saying it must be. Try the next unit in; if it fits too, gallop.
+    step = 1
+    while lo < 0 and hi > 0:
+        probe = max(hi - step, 0)
+        if layer_tokens(probe) <= budget:
+            hi, step = probe, step * 2
+        else:
+            lo = probe
     # Close the remaining gap by bisection (fit is monotone in h for sane tokenizers).
     while hi - lo > 1 and lo >= 0:
         mid = (lo + hi) // 2
@@ -623,7 +650,7 @@ def _general_drop_whole_units(units: Sequence[Unit], budget: int, tokenizer: Tok
     h = hi
     notes = _drop_note(units, h, budget)
     if h == n:
-        return _Layer("", count(""), n, n, [], notes=notes, drop_reason=_REASON_HEAD)
+        return _Layer("", 0, n, n, [], notes=notes, drop_reason=_REASON_HEAD)
     kept = [render(i) for i in range(h, n)]
     text = UNIT_SEPARATOR.join(kept)
     return _Layer(text, layer_tokens(h), h, n, kept, notes=notes, drop_reason=_REASON_HEAD)
@@ -636,8 +663,10 @@ def _general_truncate_tail(units: Sequence[Unit], budget: int, tokenizer: Tokeni
     rendered = [o + t + c for o, t, c in parts]
     whole = UNIT_SEPARATOR.join(rendered)
     # One pass over the whole rendering: truncate() finds where the budget (less room for the
-    # marker and a closing tag) runs out, and memoising tokenizers record the whole count.
-    reserve = count(TRUNCATION_MARKER + _CLOSE_TAG)
+    # marker) runs out, and memoising tokenizers record the whole count. A closing tag the cut
+    # unit may need is left to the shrinking below: reserving it for units without a source
+    # would start the cut too early and leave growing to make up the difference.
+    reserve = count(TRUNCATION_MARKER)
     prefix = tokenizer.truncate(whole, max(budget - reserve, 0))
     if len(prefix) == len(whole) or count(whole) <= budget:
         tokens = count(whole)
@@ -653,49 +682,84 @@ def _general_truncate_tail(units: Sequence[Unit], budget: int, tokenizer: Tokeni
         opening, text, closing = parts[cut]
         return f"{whole[: starts[cut]]}{opening}{text[:keep]}{TRUNCATION_MARKER}{closing}"
 
-    # 1. Start where the budget ran out and shrink until the layer (marker included) fits,
-    #    backing into earlier units if not even the cut unit's tags and marker fit.
+    def shrink(cut: int, keep: int) -> tuple[int, int, int] | None:
+        """Shrink until the layer (marker included) fits, backing into earlier units if not
+        even the cut unit's tags and marker fit; None if not even the marker fits."""
+        while cut >= 0:
+            text = parts[cut][1]
+            while True:
+                tokens = count(build(cut, keep))
+                if tokens <= budget or keep == 0:
+                    break
+                kept_text = text[:keep]
+                shorter = tokenizer.truncate(
+                    kept_text, max(count(kept_text) - (tokens - budget), 0)
+                )
+                keep = min(len(shorter), keep - 1)
+            if tokens <= budget:
+                return cut, keep, tokens
+            cut -= 1
+            if cut >= 0:
+                keep = len(parts[cut][1])
+        return None
+
+    def grow(cut: int, keep: int, tokens: int) -> tuple[int, int, int]:
+        """Use room a non-additive tokenizer left: a few bounded steps, each verified. Only a
+        window after the cut is re-tokenized, never the whole (possibly huge) unit text.
+        Entering the next unit with nothing of it shown is only a step, never a result."""
+        best = (cut, keep, tokens)
+        steps = 0
+        while steps < _GROW_STEPS:
+            room = budget - tokens
+            text = parts[cut][1]
+            if room <= 0:
+                break
+            if keep == len(text):
+                if cut + 1 >= n:
+                    break
+                entered = count(build(cut + 1, 0))
+                if entered > budget:
+                    break
+                cut, keep, tokens = cut + 1, 0, entered
+                if not parts[cut][1]:
+                    best = (cut, keep, tokens)  # an empty text is whole already: a free step
+                else:
+                    steps += 1
+                continue
+            steps += 1
+            window = text[: keep + (room + 1) * _WINDOW_CHARS_PER_TOKEN]
+            longer = len(tokenizer.truncate(window, count(text[:keep]) + room))
+            if longer <= keep:
+                break
+            grown = count(build(cut, longer))
+            if grown > budget:
+                break
+            keep, tokens = longer, grown
+            best = (cut, keep, tokens)
+        return best
+
+    # Start where the budget ran out. A cut unit must show at least one character of its own
+    # text (else it is not in the text and cannot be kept): the marker then closes the unit
+    # before it, kept whole if it fits so.
     cut = max(bisect.bisect_right(starts, len(prefix)) - 1, 0)
     keep = min(max(len(prefix) - starts[cut] - len(parts[cut][0]), 0), len(parts[cut][1]))
-    tokens = budget + 1
-    while cut >= 0:
-        text = parts[cut][1]
-        while True:
-            tokens = count(build(cut, keep))
-            if tokens <= budget or keep == 0:
-                break
-            kept_text = text[:keep]
-            shorter = tokenizer.truncate(kept_text, max(count(kept_text) - (tokens - budget), 0))
-            keep = min(len(shorter), keep - 1)
-        if tokens <= budget:
+    marker_fits = False
+    while True:
+        fitted = shrink(cut, keep)
+        if fitted is None:
+            if marker_fits:
+                return _empty(n, 0, _no_room_note(units, n, budget), _REASON_NO_ROOM)
+            note = (
+                f"not even the truncation marker fits the budget of {budget}; all {n} units dropped"
+            )
+            return _empty(n, 0, note, _REASON_NO_MARKER)
+        cut, keep, tokens = grow(*fitted)
+        if keep or not parts[cut][1]:
             break
-        cut -= 1
-        if cut >= 0:
-            keep = len(parts[cut][1])
-    if cut < 0:
-        note = f"not even the truncation marker fits the budget of {budget}; all {n} units dropped"
-        return _empty(n, count(""), note, _REASON_NO_MARKER)
-    # 2. Non-additive counts may leave room: grow a few bounded steps, each verified. Only a
-    #    window after the cut is re-tokenized, never the whole (possibly huge) unit text.
-    for _ in range(_GROW_STEPS):
-        room = budget - tokens
-        text = parts[cut][1]
-        if room <= 0:
-            break
-        if keep == len(text):
-            if cut + 1 >= n or count(build(cut + 1, 0)) > budget:
-                break
-            cut, keep = cut + 1, 0
-            tokens = count(build(cut, 0))
-            continue
-        window = text[: keep + (room + 1) * _WINDOW_CHARS_PER_TOKEN]
-        longer = len(tokenizer.truncate(window, count(text[:keep]) + room))
-        if longer <= keep:
-            break
-        grown = count(build(cut, longer))
-        if grown > budget:
-            break
-        keep, tokens = longer, grown
+        marker_fits = True
+        if cut == 0:
+            return _empty(n, 0, _no_room_note(units, n, budget), _REASON_NO_ROOM)
+        cut, keep = cut - 1, len(parts[cut - 1][1])
     layer_text = build(cut, keep)
     opening, text, closing = parts[cut]
     kept = [*rendered[:cut], f"{opening}{text[:keep]}{TRUNCATION_MARKER}{closing}"]
@@ -753,6 +817,14 @@ def assemble(
     if not isinstance(tok, Tokenizer):
         raise TypeError(f"tokenizer must implement harness.Tokenizer, got {type(tok).__name__}")
     bpt = _byte_exact(tok)
+    if bpt is None:
+        empty = tok.count("")
+        if empty != 0:
+            # An empty layer must fit every budget, 0 included (invariant 1).
+            raise ValueError(
+                f"tokenizer {tok.name!r} counts the empty string as {empty} token(s); a "
+                "Tokenizer must count '' as 0 (count fixed per-prompt overhead outside it)"
+            )
     estimated = bool(tok.estimated)
 
     reports: list[LayerReport] = []

@@ -176,10 +176,35 @@ def test_truncate_marker_larger_than_budget_empties_the_layer(tok: Tokenizer) ->
     assert "not even the truncation marker fits" in r.notes[0]
 
 
-def test_truncate_budget_exactly_the_marker(tok: Tokenizer) -> None:
+def test_truncate_budget_exactly_the_marker_keeps_no_unit(tok: Tokenizer) -> None:
+    # The marker fits but not one character of "a": a unit absent from the text is not kept.
     r = layer_of(AB40, M, "truncate_tail", tok)
-    assert r.text == TRUNCATION_MARKER.lstrip("\n") or r.text == TRUNCATION_MARKER
-    assert (r.kept, r.dropped, r.truncated) == (("a",), ("b",), True)
+    assert (r.text, r.tokens, r.kept, r.dropped, r.truncated) == ("", 0, (), ("a", "b"), False)
+    assert "not one character of unit 'a' fits beside the truncation marker" in r.notes[0]
+    r = layer_of(AB40, M + 1, "truncate_tail", tok)
+    assert (r.text, r.kept, r.dropped, r.truncated) == (
+        "a" + TRUNCATION_MARKER,
+        ("a",),
+        ("b",),
+        True,
+    )
+
+
+def test_truncate_a_next_unit_with_no_character_shown_is_dropped(tok: Tokenizer) -> None:
+    # "a" whole and the separator fit, and so would the marker, but no character of "b" does:
+    # "b" is dropped and the marker closes "a", which is kept whole.
+    a, b = u("a", "a" * 40), u("b", "b" * 40)
+    budget = 40 + len(UNIT_SEPARATOR) + M
+    r = layer_of([a, b], budget, "truncate_tail", tok)
+    assert (r.text, r.kept, r.dropped, r.truncated) == (
+        "a" * 40 + TRUNCATION_MARKER,
+        ("a",),
+        ("b",),
+        True,
+    )
+    assert "kept whole before the marker" in r.notes[0]
+    r = layer_of([a, b], budget + 1, "truncate_tail", tok)
+    assert r.kept == ("a", "b") and r.text.endswith("\nb" + TRUNCATION_MARKER)
 
 
 def test_truncate_sourced_unit_stays_a_well_formed_block(tok: Tokenizer) -> None:
@@ -192,8 +217,10 @@ def test_truncate_sourced_unit_stays_a_well_formed_block(tok: Tokenizer) -> None
     # Marker and tags count: one byte less and the text shrinks; below the tags, nothing fits.
     r = layer_of([unit], tags + M - 1, "truncate_tail", tok)
     assert (r.text, r.kept, r.dropped) == ("", (), ("s",))
-    r = layer_of([unit], tags + M, "truncate_tail", tok)
-    assert r.text == opening + TRUNCATION_MARKER + "\n</context>"
+    r = layer_of([unit], tags + M, "truncate_tail", tok)  # tags and marker, but no text
+    assert (r.text, r.kept, r.dropped) == ("", (), ("s",))
+    r = layer_of([unit], tags + M + 1, "truncate_tail", tok)
+    assert r.text == opening + "s" + TRUNCATION_MARKER + "\n</context>"
 
 
 def test_truncate_keeps_a_whole_unit_when_the_next_cannot_start(tok: Tokenizer) -> None:

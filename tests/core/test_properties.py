@@ -284,3 +284,98 @@ def test_approximate_truncate_tail_matches_the_general_path(
             (a.kept, a.dropped, a.truncated, a.tokens) == (b.kept, b.dropped, b.truncated, b.tokens)
             for a, b in zip(fast.layers, general.layers, strict=True)
         )
+
+
+class Framed:
+    """Exact word count plus a fixed per-text overhead: monotone but sub-additive (a joined
+    text counts less than its parts), as chat tokenizers with per-message framing are."""
+
+    name = "framed"
+    estimated = False
+
+    def __init__(self, overhead: int) -> None:
+        self.overhead = overhead
+
+    def count(self, text: str) -> int:
+        return len(text.split()) + self.overhead if text else 0
+
+    def truncate(self, text: str, max_tokens: int) -> str:
+        while text and self.count(text) > max_tokens:
+            text = text[:-1]
+        return text
+
+
+class DistinctWords:
+    """Counts distinct words: repeated text is free, so the sum of parts overestimates wildly."""
+
+    name = "distinct-words"
+    estimated = True
+
+    def count(self, text: str) -> int:
+        return len(set(text.split()))
+
+    def truncate(self, text: str, max_tokens: int) -> str:
+        while text and self.count(text) > max_tokens:
+            text = text[:-1]
+        return text
+
+
+WORDS = st.lists(st.sampled_from(["alpha", "beta", "gamma", "delta", "x"]), max_size=6).map(
+    " ".join
+)
+
+
+@given(
+    texts=st.lists(WORDS, min_size=1, max_size=12),
+    budget=st.integers(0, 80),
+    tokenizer=st.sampled_from([Framed(8), Framed(30), DistinctWords()]),
+)
+@settings(max_examples=300, deadline=None)
+def test_drop_whole_units_discards_nothing_that_would_fit(
+    texts: list[str], budget: int, tokenizer: Tokenizer
+) -> None:
+    """'Discarded from the head until the rest fits': never one unit more, however far the sum
+    of per-unit counts overestimates the joined text."""
+    units = [Unit(id=f"u{i}", text=text) for i, text in enumerate(texts)]
+    layer = assemble(
+        {"business_rules": units}, budgets={"business_rules": budget}, tokenizer=tokenizer
+    ).layer("business_rules")
+    assert layer.tokens == tokenizer.count(layer.text) <= budget
+    h = len(layer.dropped)
+    assert layer.dropped == tuple(u.id for u in units[:h])
+    if h:
+        one_more = assemble(
+            {"business_rules": units[h - 1 :]},
+            budgets={"business_rules": 10**9},
+            tokenizer=tokenizer,
+        ).layer("business_rules")
+        assert tokenizer.count(one_more.text) > budget
+
+
+def test_drop_whole_units_keeps_a_layer_that_fits_whole_under_a_sub_additive_count() -> None:
+    units = [Unit(id=f"r{i}", text="alpha beta gamma delta") for i in range(20)]
+    framed = Framed(30)
+    need = framed.count("\n\n".join(u.text for u in units))
+    layer = assemble(
+        {"business_rules": units}, budgets={"business_rules": need}, tokenizer=framed
+    ).layer("business_rules")
+    assert (layer.dropped, layer.tokens, layer.notes) == ((), need, ())
+
+
+def test_a_tokenizer_that_counts_the_empty_string_is_refused() -> None:
+    class WithBos:
+        name = "with-bos"
+        estimated = False
+
+        def count(self, text: str) -> int:
+            return len(text) + 1
+
+        def truncate(self, text: str, max_tokens: int) -> str:
+            return text[: max(max_tokens - 1, 0)]
+
+    try:
+        assemble({"identity": "hello"}, tokenizer=WithBos())
+    except ValueError as exc:
+        assert "'with-bos' counts the empty string as 1 token(s)" in str(exc)
+    else:
+        raise AssertionError("a tokenizer with count('') == 1 was accepted")
