@@ -276,6 +276,28 @@ def test_truncate_tail_marker_does_not_fit_gives_empty_layer() -> None:
         assert r.text == "" and r.kept == () and r.dropped == ("a", "b") and r.tokens == 0
 
 
+@pytest.mark.parametrize("with_source", [False, True])
+def test_truncate_tail_kept_units_are_present_in_text(with_source: bool) -> None:
+    """'kept: ids of units present in text', at every budget around each unit boundary."""
+    letters = "qwz"  # in no markup: not in "<context path=...>", the marker or the sources
+    us = [
+        Unit(id=c, text=c * 12, source=f"doc{i}.md" if with_source else None)
+        for i, c in enumerate(letters)
+    ]
+    approx = ApproximateTokenizer(bytes_per_token=1)
+    for budget in range(0, 160):
+        p = assemble(
+            {"project_context": us},
+            budgets={"project_context": budget},
+            strategies={"project_context": "truncate_tail"},
+            tokenizer=approx,
+        )
+        r = layer(p, "project_context")
+        assert r.kept + r.dropped == tuple(letters)
+        for c in letters:
+            assert (c in r.kept) == (c in r.text), (budget, r.text, r.kept)
+
+
 def test_truncate_tail_prefix_grows_with_budget() -> None:
     """Longest prefix that fits: more budget never keeps less text."""
     us = [Unit(id="u", text=" ".join(f"w{i}" for i in range(300)))]
