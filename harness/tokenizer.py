@@ -38,6 +38,11 @@ class Tokenizer(Protocol):
     def truncate(self, text: str, max_tokens: int) -> str: ...
 
 
+def _check_text(text: str) -> None:
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, got {type(text).__name__}")
+
+
 def _check_max_tokens(max_tokens: int) -> None:
     if max_tokens < 0:
         raise ValueError(f"max_tokens must be >= 0, got {max_tokens}")
@@ -95,10 +100,12 @@ class ApproximateTokenizer:
         raise AttributeError(f"ApproximateTokenizer is immutable; cannot set {name!r}")
 
     def count(self, text: str) -> int:
+        _check_text(text)
         return -(-utf8_len(text) // self.bytes_per_token)
 
     def truncate(self, text: str, max_tokens: int) -> str:
         """The longest prefix whose count is ``<= max_tokens``, never cutting a code point."""
+        _check_text(text)
         _check_max_tokens(max_tokens)
         return utf8_prefix(text, max_tokens * self.bytes_per_token)
 
@@ -291,6 +298,7 @@ class TiktokenTokenizer:
 
     def count(self, text: str) -> int:
         if not text:
+            _check_text(text)
             return 0
         try:
             with self._lock:
@@ -307,6 +315,7 @@ class TiktokenTokenizer:
         Encodes ``text`` once, decodes a token prefix (dropping a code point split at the
         boundary) and verifies the candidate with one encode of the (shorter) prefix.
         """
+        _check_text(text)
         _check_max_tokens(max_tokens)
         if not text:
             return text

@@ -89,6 +89,15 @@ def test_negative_max_tokens_raises() -> None:
         ApproximateTokenizer().truncate("abc", -1)
 
 
+@pytest.mark.parametrize("bad", [None, b"abc", b"", 5])
+def test_text_that_is_not_a_str_raises_type_error(bad: object, cl100k: TiktokenTokenizer) -> None:
+    for tokenizer in (ApproximateTokenizer(), cl100k):
+        with pytest.raises(TypeError):
+            tokenizer.count(bad)  # type: ignore[arg-type]
+        with pytest.raises(TypeError):
+            tokenizer.truncate(bad, 3)  # type: ignore[arg-type]
+
+
 def test_approximate_counts_lone_surrogates_without_raising() -> None:
     tok = ApproximateTokenizer(1)
     assert tok.count("a\ud800") == 4
