@@ -305,15 +305,33 @@ def _cancel_swallowers() -> list[Any]:
     ]
 
 
-@pytest.mark.parametrize("handler_timeout", [None, 30])
+def _swallower(make: Any, entered: asyncio.Event, is_async: bool, timeout: float | None) -> Hooks:
+    """One handler from ``make``: an ``async def`` or a sync callable returning the awaitable."""
+
+    async def async_handler(payload: Any) -> object:
+        return await make(entered)
+
+    def sync_handler(payload: Any) -> object:
+        return make(entered)
+
+    handler = async_handler if is_async else sync_handler
+    return Hooks().register("pre_tool_use", handler, timeout=timeout)
+
+
+swallow_cases = pytest.mark.parametrize(
+    ("is_async", "handler_timeout"), [(True, None), (False, None), (True, 30), (False, 30)]
+)
+
+
+@swallow_cases
 @pytest.mark.parametrize("make", _cancel_swallowers())
 async def test_a_native_cancel_a_handler_swallows_still_propagates(
-    make: Any, handler_timeout: float | None
+    make: Any, is_async: bool, handler_timeout: float | None
 ) -> None:
     with anyio.fail_after(5):
         entered = asyncio.Event()
         calls: list[str] = []
-        hooks = Hooks().register("pre_tool_use", lambda p: make(entered), timeout=handler_timeout)
+        hooks = _swallower(make, entered, is_async, handler_timeout)
         hooks = hooks.register("pre_tool_use", recorder(calls, "after"))
         task = asyncio.ensure_future(hooks.run("pre_tool_use", {}))
         await entered.wait()
@@ -324,15 +342,15 @@ async def test_a_native_cancel_a_handler_swallows_still_propagates(
         assert calls == []
 
 
-@pytest.mark.parametrize("handler_timeout", [None, 30])
+@swallow_cases
 @pytest.mark.parametrize("make", _cancel_swallowers())
 async def test_an_outer_scope_cancel_a_handler_swallows_still_reaches_the_scope(
-    make: Any, handler_timeout: float | None
+    make: Any, is_async: bool, handler_timeout: float | None
 ) -> None:
     with anyio.fail_after(5):
         entered = asyncio.Event()
         outcomes: list[object] = []
-        hooks = Hooks().register("pre_tool_use", lambda p: make(entered), timeout=handler_timeout)
+        hooks = _swallower(make, entered, is_async, handler_timeout)
         with anyio.move_on_after(0.05) as outer:
             outcomes.append(await hooks.run("pre_tool_use", {}))
         assert outer.cancelled_caught
