@@ -35,20 +35,17 @@ class CacheTaskCrashed(RuntimeError):
 class CacheTable:
     """What one life of the cache task owns.
 
-    ``entries`` maps (resolved workspace, project_id, agent) to the loaded set; ``aliases``
-    maps the absolute path a caller passed to its resolved workspace, so a cache hit needs no
-    filesystem access at all (resolving a path would touch the disk).
+    ``entries`` maps (resolved workspace, project_id, agent) to the loaded set.
     """
 
     entries: Cache[CacheKey, InstructionSet]
-    aliases: LRUCache[str, str]
 
     @classmethod
     def create(cls, maxsize: int, ttl: float | None) -> CacheTable:
         entries: Cache[CacheKey, InstructionSet] = (
             LRUCache(maxsize=maxsize) if ttl is None else TTLCache(maxsize=maxsize, ttl=ttl)
         )
-        return cls(entries=entries, aliases=LRUCache(maxsize=4 * maxsize))
+        return cls(entries=entries)
 
 
 @dataclass(slots=True)

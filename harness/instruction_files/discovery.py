@@ -172,6 +172,11 @@ class _Found:
 def resolve_workspace(workspace: str | os.PathLike[str]) -> str:
     """The workspace's real path; ``WorkspaceNotFoundError`` if it is missing or not a dir."""
     given = os.fspath(workspace)
+    if not given:
+        # realpath("") is the current directory: an unset variable must not mean "walk here".
+        raise WorkspaceNotFoundError(
+            "workspace is an empty path: pass a directory ('.' for the current one)"
+        )
     try:
         real = os.path.realpath(given, strict=True)
     except OSError as exc:

@@ -49,11 +49,6 @@ class _Walked:
     error: Exception | None = None
 
 
-def _absolute(workspace: str | os.PathLike[str]) -> str:
-    """The absolute, normalised spelling of a path: string work only, no filesystem access."""
-    return os.path.abspath(os.fspath(workspace))
-
-
 def _check_name(what: str, value: object) -> None:
     if not isinstance(value, str) or not value:
         raise ValueError(f"{what} must be a non-empty string, got {value!r}")
@@ -154,31 +149,28 @@ class InstructionFiles:
         """The instruction sources for ``agent`` in ``workspace`` (and ``project_id``'s row).
 
         Raises ``WorkspaceNotFoundError`` (a ``FileNotFoundError``) for a missing workspace and
-        ``InstructionStoreError`` when the database cannot be read. A cache hit touches no file.
+        ``InstructionStoreError`` when the database cannot be read. A cache hit reads no file,
+        but the workspace path is resolved on every call: a symlinked workspace that is
+        retargeted, as in an atomic deploy, is the new target at once.
         """
         _check_name("agent", agent)
         if project_id is not None:
             _check_name("project_id", project_id)
-        given = _absolute(workspace)
+        given = os.fspath(workspace)
         with self._lock:
-            table = self._table
-            if table is not None:
-                resolved = table.aliases.get(given)
-                if resolved is not None:
-                    hit = table.entries.get((resolved, project_id, agent))
-                    if hit is not None:
-                        return hit
             epoch = self._epoch
-        resolved = await anyio.to_thread.run_sync(resolve_workspace, given)
+        # A few lstat calls, on the loop: a worker-thread hop would cost ten times more than
+        # the calls themselves, on the path every cache hit takes.
+        resolved = resolve_workspace(given)
         key: CacheKey = (resolved, project_id, agent)
         while True:
             with self._lock:
                 table = self._table
                 if table is not None:
                     hit = table.entries.get(key)
-                    if hit is not None:
-                        if epoch == self._epoch:
-                            table.aliases[given] = resolved
+                    # After an invalidate that raced our path resolution, only a fresh read
+                    # may answer: the resolution itself may predate the invalidate.
+                    if hit is not None and epoch == self._epoch:
                         return hit
                 read = self._inflight.get(key)
                 if read is None:
@@ -188,7 +180,7 @@ class InstructionFiles:
                 else:
                     leader = False
             if leader:
-                return await self._lead(read, given)
+                return await self._lead(read)
             await read.done.wait()
             if read.abandoned:
                 continue
@@ -197,7 +189,7 @@ class InstructionFiles:
             assert read.result is not None
             return read.result
 
-    async def _lead(self, read: _Read, given: str) -> InstructionSet:
+    async def _lead(self, read: _Read) -> InstructionSet:
         try:
             result = await self._read_sources(read.key)
         except BaseException as exc:
@@ -216,7 +208,6 @@ class InstructionFiles:
             table = self._table
             if not read.revoked and table is not None and table is read.table:
                 table.entries[read.key] = result
-                table.aliases[given] = read.key[0]
         read.result = result
         read.done.set()
         return result
@@ -287,15 +278,14 @@ class InstructionFiles:
         they still answer the loads already waiting on them, but are not cached, and later
         loads read afresh.
         """
-        names: tuple[str, ...] = ()
+        real: str | None = None
         if workspace is not None:
-            given = _absolute(workspace)
-            names = (given, os.path.realpath(given))
+            real = os.path.realpath(os.fspath(workspace))  # keys are resolved workspaces
 
         def matches(key: CacheKey) -> bool:
             resolved, key_project, key_agent = key
             return (
-                (not names or resolved in names)
+                (real is None or resolved == real)
                 and (project_id is None or key_project == project_id)
                 and (agent is None or key_agent == agent)
             )
@@ -306,14 +296,9 @@ class InstructionFiles:
             if table is not None:
                 if workspace is None and project_id is None and agent is None:
                     table.entries.clear()
-                    table.aliases.clear()
                 else:
                     for key in [key for key in list(table.entries.keys()) if matches(key)]:
                         table.entries.pop(key, None)
-                    if names:
-                        for alias, target in list(table.aliases.items()):
-                            if alias in names or target in names:
-                                table.aliases.pop(alias, None)
             for key, read in list(self._inflight.items()):
                 if matches(key):
                     read.revoked = True

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import random
 import shutil
 import threading
@@ -86,18 +87,58 @@ async def test_second_load_is_a_hit_until_invalidated(ws: Path) -> None:
             assert contents(await files.load(ws, agent="a")) == ["v2\n"]
 
 
-async def test_warm_load_touches_no_file(ws: Path) -> None:
+async def test_warm_load_reads_no_file_but_resolves_the_workspace(ws: Path) -> None:
     files = InstructionFiles(SETTINGS)
     write_version(ws, 1)
     with anyio.fail_after(10):
         async with Supervisor([files.child_spec()]):
             cached = await files.load(ws, agent="a")
-            shutil.rmtree(ws)  # nothing left on disk to touch
+            write_version(ws, 2)  # not invalidated: a hit must not read it
             assert await files.load(ws, agent="a") is cached
             assert await files.load(str(ws), agent="a") is cached
-            files.invalidate(ws)
+            shutil.rmtree(ws)  # but the workspace itself is looked up on every load
             with pytest.raises(WorkspaceNotFoundError):
                 await files.load(ws, agent="a")
+
+
+async def test_a_retargeted_workspace_symlink_is_followed_at_once(tmp_path: Path) -> None:
+    """An atomic deploy swaps a `current` symlink: the next load is the new release."""
+    releases = [tmp_path / "r1", tmp_path / "r2"]
+    for number, release in enumerate(releases, start=1):
+        release.mkdir()
+        write_version(release, number)
+    current = tmp_path / "current"
+    current.symlink_to(releases[0], target_is_directory=True)
+    files = InstructionFiles(SETTINGS)
+    with anyio.fail_after(10):
+        async with Supervisor([files.child_spec()]):
+            assert contents(await files.load(current, agent="a")) == ["v1\n"]
+            swap = tmp_path / "swap"
+            swap.symlink_to(releases[1], target_is_directory=True)
+            os.replace(swap, current)
+            assert contents(await files.load(current, agent="a")) == ["v2\n"]
+            current.unlink()
+            with pytest.raises(WorkspaceNotFoundError):
+                await files.load(current, agent="a")
+
+
+async def test_dot_dot_after_a_symlink_resolves_as_the_os_does(tmp_path: Path) -> None:
+    ws, elsewhere = tmp_path / "ws", tmp_path / "elsewhere"
+    (elsewhere / "deep").mkdir(parents=True)
+    ws.mkdir()
+    write_version(ws, 1)
+    write_version(elsewhere, 2)
+    (ws / "link").symlink_to(elsewhere / "deep", target_is_directory=True)
+    files = InstructionFiles(SETTINGS)
+    with anyio.fail_after(10):
+        # ws/link/.. is elsewhere/deep/.. = elsewhere, not ws (no string normalisation first)
+        assert contents(await files.load(ws / "link" / "..", agent="a")) == ["v2\n"]
+
+
+async def test_an_empty_workspace_path_is_refused(ws: Path) -> None:
+    files = InstructionFiles(SETTINGS)
+    with anyio.fail_after(10), pytest.raises(WorkspaceNotFoundError, match="empty path"):
+        await files.load("", agent="a")
 
 
 async def test_key_is_the_resolved_workspace(ws: Path, tmp_path: Path) -> None:
@@ -324,41 +365,40 @@ async def test_load_started_after_invalidate_does_not_join_a_stale_read(
 async def test_workspace_resolved_before_invalidate_is_not_cached(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A symlinked workspace retargeted while a load resolves it: the old target is not kept."""
+    """A symlinked workspace retargeted, and invalidated from another thread, while a load
+    resolves it: what that load read is not cached."""
     old, new = tmp_path / "old", tmp_path / "new"
     for directory, text in ((old, "old"), (new, "new")):
         directory.mkdir()
         write_version(directory, text)
     link = tmp_path / "current"
     link.symlink_to(old, target_is_directory=True)
-    resolved = threading.Event()
-    proceed = threading.Event()
     original = discovery.resolve_workspace
+    files = InstructionFiles(SETTINGS)
+    raced: list[bool] = []
 
     def resolve(workspace: str) -> str:
         answer = original(workspace)
-        resolved.set()
-        proceed.wait(10)
-        return answer
+        if not raced:  # once: retarget and invalidate from another thread, then answer
+            raced.append(True)
 
-    monkeypatch.setattr(files_module, "resolve_workspace", resolve)
-    files = InstructionFiles(SETTINGS)
-    first: list[InstructionSet] = []
-
-    async def load() -> None:
-        first.append(await files.load(link, agent="a"))
-
-    with anyio.fail_after(10):
-        async with Supervisor([files.child_spec()]):
-            async with anyio.create_task_group() as group:
-                group.start_soon(load)
-                assert await anyio.to_thread.run_sync(resolved.wait, 10)
+            def retarget() -> None:
                 link.unlink()
                 link.symlink_to(new, target_is_directory=True)
                 files.invalidate(link)
-                proceed.set()
-            assert contents(first[0]) == ["vold\n"]  # began before invalidate
+
+            other = threading.Thread(target=retarget)
+            other.start()
+            other.join(10)
+        return answer
+
+    monkeypatch.setattr(files_module, "resolve_workspace", resolve)
+    with anyio.fail_after(10):
+        async with Supervisor([files.child_spec()]):
+            first = await files.load(link, agent="a")
+            assert contents(first) == ["vold\n"]  # resolved before the invalidate
             assert contents(await files.load(link, agent="a")) == ["vnew\n"]
+            assert contents(await files.load(old, agent="a")) == ["vold\n"]
 
 
 async def test_stale_write_race_under_many_concurrent_loads(ws: Path, make_db: DbMaker) -> None:
