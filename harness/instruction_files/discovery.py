@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import codecs
 import contextlib
+import enum
 import hashlib
 import os
 import stat
@@ -55,7 +56,7 @@ import sys
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Final, Literal
 
 from harness.instruction_files.ignore import IgnoreChain, IgnoreFile
 from harness.instruction_files.models import (
@@ -351,6 +352,15 @@ class SymlinkPolicy:
         return None if parsed.empty else parsed
 
 
+class _Unknown(enum.Enum):
+    """A ``.gitignore`` that exists but cannot be applied."""
+
+    UNKNOWN = enum.auto()
+
+
+_UNKNOWN: Final = _Unknown.UNKNOWN
+
+
 def _symlink_warning(refusal: SymlinkRefusal) -> str:
     """The walk's warning for a refused instruction-file symlink."""
     if refusal.kind in ("outside", "workspace"):
@@ -451,7 +461,12 @@ class _Walk:
                 subdirs.append(name)
         gitignore = named.get(_GITIGNORE)
         if gitignore is not None and _GITIGNORE not in self.names:
-            chain = self._gitignore(gitignore, prefix + _GITIGNORE, rel, chain)
+            applied = self._gitignore(gitignore, prefix + _GITIGNORE, rel, chain)
+            if applied is _UNKNOWN:
+                # What it ignores is unknown, so nothing it governs may be read: fail closed.
+                subdirs.clear()
+                return chain
+            chain = applied
         for name in self.names:
             entry = named.get(name)
             if entry is None:
@@ -562,7 +577,10 @@ class _Walk:
         gitignore_rel: str,
         rel: str,
         chain: IgnoreChain | None,
-    ) -> IgnoreChain | None:
+    ) -> IgnoreChain | _Unknown | None:
+        """The chain with this ``.gitignore`` applied, or ``_UNKNOWN`` (warned) when it exists
+        but cannot be read or is over the cap."""
+        shown = rel or "."
         try:
             if not entry.is_file(follow_symlinks=False):
                 if entry.is_symlink():  # git does not follow a symlinked .gitignore either
@@ -574,11 +592,19 @@ class _Walk:
             finally:
                 os.close(fd)
         except OSError as exc:
-            self.warn(gitignore_rel, f"not applied: it cannot be read ({_reason(exc)})")
-            return chain
+            self.warn(
+                gitignore_rel,
+                f"cannot be read ({_reason(exc)}): nothing in {shown!r} is read, since what it "
+                "ignores is unknown",
+            )
+            return _UNKNOWN
         if len(data) > _GITIGNORE_MAX_BYTES:
-            self.warn(gitignore_rel, f"not applied: larger than {_GITIGNORE_MAX_BYTES} bytes")
-            return chain
+            self.warn(
+                gitignore_rel,
+                f"larger than {_GITIGNORE_MAX_BYTES} bytes: nothing in {shown!r} is read, since "
+                "what it ignores is unknown",
+            )
+            return _UNKNOWN
         ignore, problems = IgnoreFile.parse(rel, data.decode("utf-8", "replace"))
         for problem in problems:
             self.warn(gitignore_rel, f"{problem}; the line is ignored, as git does")

@@ -78,6 +78,25 @@ def _classify(regex: str) -> tuple[int, bool, int | None]:
     return _EXACT, False, body.count("/") + 1
 
 
+def _as_git_reads(line: str) -> str:
+    """``line`` rewritten where pathspec would read it differently from git.
+
+    Git trims trailing spaces unless escaped (``\\ `` keeps one) and keeps trailing tabs;
+    pathspec trims all trailing whitespace, so kept whitespace becomes a bracket expression.
+    pathspec also lets ``dir/**/`` match ``dir`` itself, which git does not: it becomes the
+    equivalent ``dir/**/*/`` (every directory strictly inside).
+    """
+    body = line.rstrip(" ")
+    if len(body) < len(line) and (len(body) - len(body.rstrip("\\"))) % 2 == 1:
+        body = body[:-1] + "[ ]"  # an escaped space: git keeps exactly one
+    tabs = len(body) - len(body.rstrip("\t"))
+    if tabs:
+        body = body[: len(body) - tabs] + "[\t]" * tabs
+    if body.endswith("/**/"):
+        body += "*/"
+    return body
+
+
 @dataclass(slots=True)
 class IgnoreFile:
     """The rules of one ``.gitignore``; ``base`` is its directory, workspace-relative."""
@@ -95,8 +114,14 @@ class IgnoreFile:
         fixed: dict[int, list[_Rule]] = {}
         variable: list[_Rule] = []
         problems: list[str] = []
+        # Git skips a UTF-8 byte order mark at the start (Windows editors write one); left in,
+        # it would silently turn the first pattern into one that matches nothing.
+        text = text.removeprefix("\ufeff")
         for number, line in enumerate(text.splitlines(), start=1):
             if not line or line.startswith("#"):
+                continue
+            line = _as_git_reads(line)
+            if not line:
                 continue
             try:
                 patterns = GitIgnoreSpec.from_lines([line]).patterns

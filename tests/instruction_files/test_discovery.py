@@ -225,6 +225,20 @@ def test_invalid_gitignore_line_is_reported_and_the_rest_applies(ws: Path, write
     assert "line 1" in warning_for(found, ".gitignore")
 
 
+def test_a_gitignore_too_big_to_apply_fails_closed(ws: Path, write: Writer) -> None:
+    """Its rules are unknown, so nothing it governs is read (its ignored secrets included)."""
+    filler = "".join(f"generated-{i}/\n" for i in range(80_000))  # well over 1 MiB
+    write("sub/.gitignore", filler + "secret/\n")
+    write("sub/AGENTS.md", "sub rules\n")
+    write("sub/secret/AGENTS.md", "API_KEY=sk-live\n")
+    write("sub/deeper/AGENTS.md", "deeper rules\n")
+    write("other/AGENTS.md", "other rules\n")
+    write("AGENTS.md", "root\n")
+    found = discover(ws)
+    assert paths(found) == ["AGENTS.md", "other/AGENTS.md"]
+    assert "nothing in 'sub' is read" in warning_for(found, "sub/.gitignore")
+
+
 def test_directory_symlinks_are_not_followed(ws: Path, write: Writer, tmp_path: Path) -> None:
     write("real/AGENTS.md", "real\n")
     (ws / "alias").symlink_to(ws / "real", target_is_directory=True)

@@ -36,6 +36,7 @@ DIRS = (
     "lib/vendor",
     "vendor/lib",
     "sp ace",
+    "tail ",
 )
 
 PATTERNS = (
@@ -73,6 +74,10 @@ PATTERNS = (
     "",
     "/*",
     "!/keep/",
+    "deep/**/",
+    "build/\t",
+    "tail\\ ",
+    "tail ",
 )
 
 NAMES_ONLY = InstructionFilesSettings(names=("AGENTS.md",), vendored=(), walk_threads=2)
@@ -114,12 +119,23 @@ def _ours(root: Path) -> set[str]:
         ["[bx]*", "x.lo?", "!b"],
         ["/*", "!/keep/", "!/a/"],
         ["AGENTS.md", "!/a/AGENTS.md"],
+        ["deep/**/"],  # directories strictly inside deep, not deep itself
+        ["build/\t", "tail "],  # git keeps a trailing tab, trims an unescaped trailing space
+        ["tail\\ "],  # an escaped trailing space is kept
     ],
 )
 def test_root_gitignore_agrees_with_git(tmp_path: Path, lines: list[str]) -> None:
     _tree(tmp_path)
     (tmp_path / ".gitignore").write_text("\n".join(lines) + "\n")
     assert _ours(tmp_path) == _git_visible(tmp_path)
+
+
+def test_a_byte_order_mark_does_not_hide_the_first_pattern(tmp_path: Path) -> None:
+    _tree(tmp_path)
+    (tmp_path / ".gitignore").write_bytes(b"\xef\xbb\xbfbuild/\r\nsrc/\r\n")
+    ours = _ours(tmp_path)
+    assert ours == _git_visible(tmp_path)
+    assert "build/AGENTS.md" not in ours and "src/build/AGENTS.md" not in ours
 
 
 def test_nested_gitignores_agree_with_git(tmp_path: Path) -> None:
