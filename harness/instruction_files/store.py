@@ -171,8 +171,12 @@ async def read_agent_row(
         # caller's cancellation is delivered right after it.
         with anyio.CancelScope(shield=True):
             try:
-                async with connection as db, db.execute(_QUERY, (project_id, agent)) as cursor:
-                    row = await cursor.fetchone()
+                async with connection as db:
+                    # TEXT as its UTF-8 bytes: a row holding invalid UTF-8 is then decoded like a
+                    # file (U+FFFD and a warning), instead of failing the whole load.
+                    db.text_factory = bytes
+                    async with db.execute(_QUERY, (project_id, agent)) as cursor:
+                        row = await cursor.fetchone()
             finally:
                 await _join_worker(connection)
     except sqlite3.Error as exc:
@@ -184,10 +188,10 @@ async def read_agent_row(
     notes: list[str] = []
     if value is None:
         return None, [f"{path}: skipped: its content is NULL"]
-    if isinstance(value, bytes):  # sqlite is dynamically typed: a BLOB is decoded as a file is
+    if isinstance(value, bytes):  # TEXT or BLOB (sqlite is dynamically typed): decoded as a file
         raw = value
         content, notes = decode(raw)
-    else:
+    else:  # a number
         content = str(value)
         raw = content.encode("utf-8", "surrogatepass")
     if not content.strip():

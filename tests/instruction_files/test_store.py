@@ -112,6 +112,26 @@ async def test_row_content_rules(workspace: Path, make_db: DbMaker) -> None:
     )
 
 
+async def test_text_rows_are_decoded_like_files(workspace: Path, make_db: DbMaker) -> None:
+    """A TEXT value holding invalid UTF-8, or a leading BOM, is altered with a warning; it does
+    not fail the load (the workspace's files included)."""
+    database = make_db([("p", "bom", "\ufeffpolicy\n")])
+    with sqlite3.connect(database) as connection:
+        connection.execute(
+            "INSERT INTO agent_instructions VALUES ('p', 'bad', CAST(x'6f6bff0a' AS TEXT), '1')"
+        )
+    files = InstructionFiles(database=database)
+    with anyio.fail_after(10):
+        bad = await files.load(workspace, agent="bad", project_id="p")
+        bom = await files.load(workspace, agent="bom", project_id="p")
+    assert [source.kind for source in bad] == ["root", "directory", "database"]
+    assert bad.sources[-1].content == "ok\ufffd\n"
+    assert bad.sources[-1].digest == hashlib.sha256(b"ok\xff\n").hexdigest()
+    assert [w for w in bad.warnings if w.startswith("db:p/bad: altered")]
+    assert bom.sources[-1].content == "policy\n"
+    assert [w for w in bom.warnings if w.startswith("db:p/bom: altered")]
+
+
 async def test_missing_database_file_is_an_error_and_is_not_created(
     workspace: Path, tmp_path: Path
 ) -> None:
