@@ -75,9 +75,9 @@ class _Frozen(BaseModel):
 class Envelope(_Frozen):
     """The model's context limit and what is held back from it (notes 000)."""
 
-    model_context_limit: int = Field(default=32768, gt=0)
-    reserved_response: int = Field(default=4096, ge=0)
-    reserved_tool_observations: int = Field(default=8192, ge=0)
+    model_context_limit: int = Field(default=32768, gt=0, strict=True)
+    reserved_response: int = Field(default=4096, ge=0, strict=True)
+    reserved_tool_observations: int = Field(default=8192, ge=0, strict=True)
 
     @property
     def input_tokens(self) -> int:
@@ -99,11 +99,11 @@ class Envelope(_Frozen):
 class LayerBudgets(_Frozen):
     """Token budget per prompt layer; omitted layers keep the assembler's defaults."""
 
-    identity: int = Field(default=DEFAULT_BUDGETS["identity"], ge=0)
-    instruction_files: int = Field(default=DEFAULT_BUDGETS["instruction_files"], ge=0)
-    project_context: int = Field(default=DEFAULT_BUDGETS["project_context"], ge=0)
-    business_rules: int = Field(default=DEFAULT_BUDGETS["business_rules"], ge=0)
-    task_state: int = Field(default=DEFAULT_BUDGETS["task_state"], ge=0)
+    identity: int = Field(default=DEFAULT_BUDGETS["identity"], ge=0, strict=True)
+    instruction_files: int = Field(default=DEFAULT_BUDGETS["instruction_files"], ge=0, strict=True)
+    project_context: int = Field(default=DEFAULT_BUDGETS["project_context"], ge=0, strict=True)
+    business_rules: int = Field(default=DEFAULT_BUDGETS["business_rules"], ge=0, strict=True)
+    task_state: int = Field(default=DEFAULT_BUDGETS["task_state"], ge=0, strict=True)
 
     def as_mapping(self) -> dict[str, int]:
         """``{layer: budget}`` in ``LAYERS`` order."""
@@ -131,7 +131,7 @@ class LayerStrategies(_Frozen):
 class ProjectContextSettings(_Frozen):
     """How the ``.AGENTS/`` directory is read."""
 
-    max_file_bytes: int = Field(default=65536, gt=0)
+    max_file_bytes: int = Field(default=65536, gt=0, strict=True)
 
 
 class SupervisorSettings(_Frozen):
@@ -147,7 +147,7 @@ class SupervisorSettings(_Frozen):
     """
 
     max_restarts: int = Field(default=1000, ge=0, strict=True)
-    max_seconds: float = Field(default=10.0, gt=0, allow_inf_nan=False)
+    max_seconds: float = Field(default=10.0, gt=0, allow_inf_nan=False, strict=True)
 
 
 class HarnessConfig(_Frozen):

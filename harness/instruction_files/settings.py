@@ -60,11 +60,11 @@ class InstructionFilesSettings(BaseModel):
 
     names: tuple[str, ...] = Field(default=DEFAULT_NAMES, min_length=1)
     vendored: tuple[str, ...] = DEFAULT_VENDORED
-    max_bytes: int = Field(default=256 * 1024, gt=0)
-    cache_maxsize: int = Field(default=256, gt=0)
-    cache_ttl: float | None = Field(default=None, gt=0)
-    database_timeout: float = Field(default=5.0, ge=0)
-    walk_threads: int | None = Field(default=None, ge=1, le=64)
+    max_bytes: int = Field(default=256 * 1024, gt=0, strict=True)
+    cache_maxsize: int = Field(default=256, gt=0, strict=True)
+    cache_ttl: float | None = Field(default=None, gt=0, allow_inf_nan=False, strict=True)
+    database_timeout: float = Field(default=5.0, ge=0, allow_inf_nan=False, strict=True)
+    walk_threads: int | None = Field(default=None, ge=1, le=64, strict=True)
 
     @field_validator("names")
     @classmethod

@@ -127,6 +127,13 @@ def test_reserves_larger_than_the_limit_are_rejected() -> None:
         ("[supervisor]\nmax_seconds = 0\n", r"supervisor\.max_seconds: .*greater than 0"),
         ("[supervisor]\nmax_seconds = inf\n", r"supervisor\.max_seconds: .*finite"),
         ("[supervisor]\nmax_restart = 5\n", r"supervisor\.max_restart: unknown key"),
+        # A boolean is not a number, even though Python would let it pass for 1 or 0.
+        ("[budgets]\nidentity = true\n", r"budgets\.identity: .*integer"),
+        ("[instruction_files]\nmax_bytes = true\n", r"instruction_files\.max_bytes: .*integer"),
+        ("[instruction_files]\ndatabase_timeout = false\n", r"database_timeout: .*number"),
+        ("[instruction_files]\ndatabase_timeout = nan\n", r"database_timeout: .*finite"),
+        ("[project_context]\nmax_file_bytes = true\n", r"max_file_bytes: .*integer"),
+        ("[envelope]\nreserved_response = false\n", r"envelope\.reserved_response: .*integer"),
     ],
 )
 def test_bad_files_raise_config_error_naming_the_key(
