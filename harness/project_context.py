@@ -35,6 +35,7 @@ from harness.instruction_files.discovery import (
     SymlinkPolicy,
     SymlinkRefusal,
     decode,
+    display_path,
     read_capped,
 )
 from harness.prompt_assembler import Unit
@@ -139,7 +140,7 @@ def load_project_context(
     units: list[Unit] = []
     seen: dict[tuple[int, int], str] = {}
     for name in ordered_names(names):
-        relative = f"{DIRECTORY}/{name}"
+        relative = display_path(f"{DIRECTORY}/{name}")  # printable: it names the unit
         target = os.path.join(directory, name)
         try:
             is_link = stat.S_ISLNK(os.lstat(target).st_mode)

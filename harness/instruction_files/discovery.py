@@ -197,8 +197,12 @@ def _reason(exc: OSError) -> str:
     return exc.strerror or type(exc).__name__
 
 
-def _display(rel: str) -> str:
-    """A printable path: undecodable bytes of a file name are shown as ``\\xNN``."""
+def display_path(rel: str) -> str:
+    """A printable, unambiguous path: undecodable bytes of a file name are shown as ``\\xNN``,
+    so a backslash in a name is shown doubled (a directory literally named ``\\xff`` must not
+    read like the byte 0xFF)."""
+    if "\\" in rel:
+        rel = rel.replace("\\", "\\\\")
     try:
         rel.encode("utf-8")
     except UnicodeEncodeError:
@@ -367,7 +371,7 @@ def _symlink_warning(refusal: SymlinkRefusal) -> str:
         return "skipped: a symlink whose real path lies outside the workspace"
     if refusal.kind == "pruned":
         return f"skipped: a symlink into {refusal.part}/, which is never read"
-    target, part = _display(refusal.target), _display(refusal.part)
+    target, part = display_path(refusal.target), display_path(refusal.part)
     if refusal.kind == "ignored":  # e.g. AGENTS.md -> .env: a gitignored file is private
         return (
             f"skipped: a symlink to {target}, and {part} is ignored by .gitignore "
@@ -739,7 +743,7 @@ def _assemble(walk: _Walk) -> InstructionSet:
     first_path: dict[_Identity, str] = {}
     warnings = list(walk.warnings)
     for found in sorted(walk.found, key=lambda item: (item.depth, item.rel)):
-        rel = _display(found.rel)
+        rel = display_path(found.rel)
         identity = found.identity
         first = first_path.get(identity)
         if first is not None:
@@ -768,7 +772,7 @@ def _assemble(walk: _Walk) -> InstructionSet:
     warnings.sort(key=lambda warning: warning[0])  # stable: a file's notes keep their order
     return InstructionSet(
         sources=tuple(sources),
-        warnings=tuple(f"{_display(path)}: {reason}" for path, reason in warnings),
+        warnings=tuple(f"{display_path(path)}: {reason}" for path, reason in warnings),
     )
 
 

@@ -587,6 +587,32 @@ def test_undecodable_directory_name_is_shown_escaped(ws: Path) -> None:
     found.sources[0].path.encode("utf-8")  # printable
 
 
+def _escape_twins(ws: Path) -> None:
+    """Directories named with the byte 0xE9 and literally ``caf\\xe9``, each with a file."""
+    root = os.fsencode(ws)
+    for name in (b"caf\xe9", b"caf\\xe9"):
+        os.mkdir(root + b"/" + name)
+        with open(root + b"/" + name + b"/AGENTS.md", "wb") as handle:
+            handle.write(name + b"\n")
+
+
+def test_a_name_spelled_like_an_escape_is_not_confused_with_one(ws: Path) -> None:
+    """The two get distinct paths (a backslash is shown doubled)."""
+    _escape_twins(ws)
+    assert sorted(paths(discover(ws))) == ["caf\\\\xe9/AGENTS.md", "caf\\xe9/AGENTS.md"]
+
+
+async def test_escape_twins_build_into_one_prompt(ws: Path) -> None:
+    from harness import Harness
+
+    _escape_twins(ws)
+    with anyio.fail_after(10):
+        async with Harness() as harness:
+            prompt = await harness.build_prompt(ws, agent="reviewer")
+    assert len(prompt.layer("instruction_files").kept) == 2
+    prompt.text.encode("utf-8")  # printable
+
+
 def test_thread_count_does_not_change_the_result(ws: Path, write: Writer) -> None:
     write(".gitignore", "ignored/\n")
     for a in range(6):

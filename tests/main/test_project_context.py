@@ -227,3 +227,20 @@ async def test_build_prompt_never_shows_git_config_through_agents_symlink(tree: 
     assert SECRET not in build.prompt.text
     assert build.prompt.layers[2].kept == (".AGENTS/g.md",)
     assert any(w.startswith(".AGENTS/overview.md: ") for w in build.warnings)
+
+
+def test_undecodable_and_escape_like_names_are_distinct_printable_units(tmp_path: Path) -> None:
+    context = tmp_path / ".AGENTS"
+    context.mkdir()
+    root = os.fsencode(context)
+    for name in (b"caf\xe9.md", b"caf\\xe9.md"):
+        with open(root + b"/" + name, "wb") as handle:
+            handle.write(b"notes\n")
+    found = load_project_context(tmp_path)
+    assert sorted(unit.id for unit in found.units) == [
+        ".AGENTS/caf\\\\xe9.md",
+        ".AGENTS/caf\\xe9.md",
+    ]
+    for unit in found.units:
+        assert unit.source == unit.id
+        unit.id.encode("utf-8")
