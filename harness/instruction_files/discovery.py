@@ -398,6 +398,7 @@ class _Walk:
         self.stop = stop
         self.found: list[_Found] = []
         self.warnings: list[tuple[str, str]] = []
+        self.shadowing: dict[str, list[str]] = {}  # chosen file -> the files it shadows
         self.pinned: dict[tuple[int, int], int] = {}  # identity -> descriptor held open
         self.pin_lock = threading.Lock()
         self.symlinks = SymlinkPolicy(root, self.prune, gitignores=_GITIGNORE not in self.names)
@@ -471,7 +472,7 @@ class _Walk:
                 subdirs.clear()
                 return chain
             chain = applied
-        for name in self.names:
+        for index, name in enumerate(self.names):
             entry = named.get(name)
             if entry is None:
                 continue
@@ -482,6 +483,15 @@ class _Walk:
             eligible = self._eligible(entry, file_rel)
             if eligible is None:
                 continue
+            # The chosen file shadows the later names present; should it be rejected after
+            # all (too big, blank, ...), its warning says what it kept from being read.
+            shadowed = [
+                prefix + other
+                for other in self.names[index + 1 :]
+                if other in named and not named[other].is_dir(follow_symlinks=False)
+            ]
+            if shadowed:
+                self.shadowing[file_rel] = shadowed
             self._read(*eligible, file_rel, depth)
             break
         return chain
@@ -772,8 +782,20 @@ def _assemble(walk: _Walk) -> InstructionSet:
     warnings.sort(key=lambda warning: warning[0])  # stable: a file's notes keep their order
     return InstructionSet(
         sources=tuple(sources),
-        warnings=tuple(f"{display_path(path)}: {reason}" for path, reason in warnings),
+        warnings=tuple(
+            f"{display_path(path)}: {reason}{_shadow_note(walk, path, reason)}"
+            for path, reason in warnings
+        ),
     )
+
+
+def _shadow_note(walk: _Walk, rel: str, reason: str) -> str:
+    """For a rejected file that was chosen over others in its directory: which went unread."""
+    shadowed = walk.shadowing.get(rel)
+    if not shadowed or not reason.startswith("skipped"):
+        return ""
+    names = ", ".join(display_path(other) for other in shadowed)
+    return f"; it still shadows {names}, which is not read (one file per directory)"
 
 
 def decode(data: bytes) -> tuple[str, list[str]]:

@@ -82,6 +82,18 @@ def test_override_wins_over_agents_md_in_the_same_directory(ws: Path, write: Wri
     assert found.warnings == ()  # the unused AGENTS.md is not a skip: it was never a candidate
 
 
+def test_a_rejected_override_says_which_file_it_kept_from_being_read(
+    ws: Path, write: Writer
+) -> None:
+    write("pkg/AGENTS.override.md", "  \n")  # chosen (the first regular file), then rejected
+    write("pkg/AGENTS.md", "real rules\n")
+    found = discover(ws)
+    assert paths(found) == []
+    warning = warning_for(found, "pkg/AGENTS.override.md")
+    assert "whitespace-only" in warning
+    assert "it still shadows pkg/AGENTS.md, which is not read" in warning
+
+
 def test_configured_names_and_their_order(ws: Path, write: Writer) -> None:
     write("AGENTS.md", "agents\n")
     write("CLAUDE.md", "claude\n")

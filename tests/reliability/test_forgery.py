@@ -31,7 +31,7 @@ from tests.reliability.forgery import (
     check_structure,
     exact_tokenizer,
 )
-from tests.reliability.trees import remove_tree
+from tests.reliability.trees import display, remove_tree
 
 forged_text = st.lists(
     st.one_of(st.sampled_from(FRAGMENTS), st.text(max_size=6)), min_size=0, max_size=10
@@ -142,7 +142,7 @@ def _write_world(
         db.commit()
     instruction = sorted(["pkg/AGENTS.md", f"{hostile_dir}/AGENTS.md"])
     expected = [("AGENTS.md", files["AGENTS.md"])]
-    expected += [(rel, files[rel]) for rel in instruction]
+    expected += [(display(rel), files[rel]) for rel in instruction]
     expected += [("db:acme/reviewer", texts["row"])]
     expected += [(".AGENTS/overview.md", files[".AGENTS/overview.md"])]
     return ws, database, expected

@@ -126,7 +126,8 @@ def valid_name(name: str) -> bool:
 
 
 def display(rel: str) -> str:
-    """How discovery prints a path: undecodable bytes as ``\\xNN``."""
+    """How discovery prints a path: a backslash doubled, undecodable bytes as ``\\xNN``."""
+    rel = rel.replace("\\", "\\\\")
     try:
         rel.encode("utf-8")
     except UnicodeEncodeError:
