@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import os
+import re
 import sys
 import textwrap
 import warnings
@@ -52,6 +53,19 @@ def _wrap(label: str, items: list[str] | tuple[str, ...], width: int) -> list[st
     )
 
 
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]|\r(?!\n)")
+
+
+def _visible(text: str) -> tuple[str, int]:
+    """``text`` with control characters other than newline, tab and CRLF shown as ``\\xNN``, and
+    how many there were: an instruction file is hostile input, and an escape sequence printed
+    raw would act on the terminal instead of being seen."""
+    found = len(_CONTROL.findall(text))
+    if not found:
+        return text, 0
+    return _CONTROL.sub(lambda match: f"\\x{ord(match.group()):02x}", text), found
+
+
 def format_build(build: PromptBuild, *, width: int = WIDTH) -> str:
     """Render a ``PromptBuild`` as the debug report (pure: returns the text)."""
     prompt = build.prompt
@@ -80,9 +94,9 @@ def format_build(build: PromptBuild, *, width: int = WIDTH) -> str:
             kept = list(report.kept)
             if report.truncated:
                 kept[-1] += " (truncated)"
-            lines.extend(_wrap("kept", kept, width))
+            lines.extend(_wrap("kept", [_visible(item)[0] for item in kept], width))
         if report.dropped:
-            lines.extend(_wrap("dropped", report.dropped, width))
+            lines.extend(_wrap("dropped", [_visible(item)[0] for item in report.dropped], width))
     lines.append(rule)
     envelope = build.envelope
     room = envelope.input_tokens
@@ -101,7 +115,7 @@ def format_build(build: PromptBuild, *, width: int = WIDTH) -> str:
         for warning in build.warnings:
             lines.extend(
                 textwrap.wrap(
-                    warning,
+                    _visible(warning)[0],
                     width=width,
                     initial_indent="  ! ",
                     subsequent_indent="    ",
@@ -113,8 +127,14 @@ def format_build(build: PromptBuild, *, width: int = WIDTH) -> str:
     lines.append("")
     title = f"-- prompt: {_n(prompt.tokens, est)} tokens, sha256 {prompt.digest[:16]} "
     lines.append(title + "-" * max(0, width - len(title)))
-    lines.append(prompt.text)
+    shown, controls = _visible(prompt.text)
+    lines.append(shown)
     lines.append("-" * width)
+    if controls:
+        lines.append(
+            f"({controls} control character(s) in the prompt are shown as \\xNN above; the "
+            "digest is of the prompt as the model gets it)"
+        )
     return "\n".join(lines) + "\n"
 
 

@@ -51,6 +51,7 @@ import contextlib
 import enum
 import hashlib
 import os
+import re
 import stat
 import sys
 import threading
@@ -197,12 +198,18 @@ def _reason(exc: OSError) -> str:
     return exc.strerror or type(exc).__name__
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
 def display_path(rel: str) -> str:
-    """A printable, unambiguous path: undecodable bytes of a file name are shown as ``\\xNN``,
-    so a backslash in a name is shown doubled (a directory literally named ``\\xff`` must not
-    read like the byte 0xFF)."""
+    """A printable, unambiguous path: undecodable bytes and control characters of a file name
+    are shown as ``\\xNN`` (a name is hostile input: an escape sequence must not reach a
+    terminal, a newline must not forge a line), so a backslash in a name is shown doubled (a
+    directory literally named ``\\xff`` must not read like the byte 0xFF)."""
     if "\\" in rel:
         rel = rel.replace("\\", "\\\\")
+    if _CONTROL.search(rel):
+        rel = _CONTROL.sub(lambda found: f"\\x{ord(found.group()):02x}", rel)
     try:
         rel.encode("utf-8")
     except UnicodeEncodeError:

@@ -111,3 +111,18 @@ async def test_exact_counts_have_no_estimate_mark(acme: Path) -> None:
     assert prompt.estimated is False
     assert "exact counts" in out.getvalue()
     assert "~" not in "\n".join(report_part(out.getvalue())[4:])
+
+
+def test_control_characters_never_reach_the_terminal_raw(tmp_path: Path) -> None:
+    """Names and contents are hostile input: an escape sequence is shown, never acted on."""
+    hostile = tmp_path / "x\x1b]0;pwned\x07"
+    hostile.mkdir()
+    (hostile / "AGENTS.md").write_bytes(b"rules \x1b[2J end\rforged\r\nwindows line\r\n")
+    out = io.StringIO()
+    prompt = harness.debug.print(tmp_path, agent="reviewer", file=out)
+    shown = out.getvalue()
+    assert "\x1b" not in shown and "\x07" not in shown
+    assert "x\\x1b]0;pwned\\x07/AGENTS.md" in shown
+    assert "rules \\x1b[2J end\\x0dforged\r\nwindows line" in shown  # CRLF is harmless
+    assert "control character(s) in the prompt are shown as \\xNN" in shown
+    assert "\x1b[2J" in prompt.text  # the prompt itself is what the model gets, unaltered
