@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from harness.tokenizer import ApproximateTokenizer as ApproximateTokenizer
     from harness.tokenizer import TiktokenTokenizer as TiktokenTokenizer
     from harness.tokenizer import Tokenizer as Tokenizer
+    from harness.tokenizer import TokenizerLoadError as TokenizerLoadError
 
     # --- hooks ---
     # isort: split
@@ -72,6 +73,7 @@ _EXPORTS: dict[str, str] = {
     "ApproximateTokenizer": "harness.tokenizer",
     "TiktokenTokenizer": "harness.tokenizer",
     "Tokenizer": "harness.tokenizer",
+    "TokenizerLoadError": "harness.tokenizer",
     # --- hooks ---
     "PHASES": "harness.hooks",
     "Halt": "harness.hooks",

@@ -86,9 +86,11 @@ class Roster(Mapping[str, str]):
     def __eq__(self, other: object) -> bool:
         if isinstance(other, Roster):
             return self._entries == other._entries
+        if isinstance(other, Mapping):  # a Mapping equals any mapping with the same items
+            return self._entries == dict(other.items())
         return NotImplemented
 
-    def __hash__(self) -> int:
+    def __hash__(self) -> int:  # consistent: only other Rosters are both equal and hashable
         return hash(tuple(self._entries.items()))
 
     @property

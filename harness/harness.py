@@ -9,6 +9,7 @@ lives here; trimming is pure and lives in ``harness.prompt_assembler``.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Mapping, Sequence
 from contextlib import AsyncExitStack
@@ -27,6 +28,7 @@ from harness.instruction_files.discovery import resolve_workspace
 from harness.project_context import ProjectContext, load_project_context
 from harness.prompt_assembler import AssembledPrompt, Unit, assemble, merge_budgets
 from harness.runtime import Supervisor
+from harness.tokenizer import ApproximateTokenizer
 
 if TYPE_CHECKING:
     from harness.tokenizer import Tokenizer
@@ -123,6 +125,7 @@ class Harness:
         if self._stack is not None:
             raise RuntimeError("this Harness is already running; it cannot be entered twice")
         stack = AsyncExitStack()
+        self._stack = stack  # claimed before the first await: a concurrent enter sees it
         intensity = self.config.supervisor
         supervisor = Supervisor(
             [self._instruction_files.child_spec()],
@@ -130,8 +133,12 @@ class Harness:
             max_restarts=intensity.max_restarts,
             max_seconds=intensity.max_seconds,
         )
-        await stack.enter_async_context(supervisor)
-        self._stack, self._supervisor = stack, supervisor
+        try:
+            await stack.enter_async_context(supervisor)
+        except BaseException:
+            self._stack = None
+            raise
+        self._supervisor = supervisor
         return self
 
     async def __aexit__(
@@ -205,12 +212,19 @@ class Harness:
             "business_rules": rules,
             "task_state": state,
         }
-        prompt = assemble(
+        call = functools.partial(
+            assemble,
             layers,
             budgets=merged,
             strategies=self.config.strategies.as_mapping(),
             tokenizer=chosen,
         )
+        # bytes/4 costs a length per unit; an exact tokenizer encodes whole layers, which can
+        # take a noticeable time on large workspaces: then keep the event loop free.
+        if type(chosen) is ApproximateTokenizer:
+            prompt = call()
+        else:
+            prompt = await anyio.to_thread.run_sync(call)
         warnings = [*instruction_set.warnings, *project_context.warnings]
         envelope = self.config.envelope
         total = sum(merged.values())

@@ -221,6 +221,7 @@ class Hooks:
                 try:
                     tool_name = _tool_name(payload)
                 except Exception as exc:
+                    ran.append(name)  # the halting handler is in `ran`, as for any halt
                     return HookOutcome(
                         True,
                         f"could not read tool_name from the payload to match handler {name!r}: "

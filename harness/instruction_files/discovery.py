@@ -680,6 +680,8 @@ class _Pool:
         cond = self.cond
         drain = self.walk.drain
         while True:
+            if self.failed is not None:  # another thread failed: the walk's result is moot
+                return
             try:
                 job = stack.pop()
             except IndexError:

@@ -276,8 +276,13 @@ class InstructionFiles:
 
         Synchronous and safe from any thread. In-flight reads of matching keys are revoked:
         they still answer the loads already waiting on them, but are not cached, and later
-        loads read afresh.
+        loads read afresh. A filter ``load`` would refuse (an empty or non-string ``agent`` or
+        ``project_id``) raises ``ValueError`` rather than silently matching nothing.
         """
+        if project_id is not None:
+            _check_name("project_id", project_id)
+        if agent is not None:
+            _check_name("agent", agent)
         real: str | None = None
         if workspace is not None:
             real = os.path.realpath(os.fspath(workspace))  # keys are resolved workspaces

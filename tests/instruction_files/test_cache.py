@@ -539,3 +539,10 @@ def test_bad_arguments(ws: Path) -> None:
                 await files.load(ws, agent="a", project_id="")
 
     anyio.run(main)
+
+
+@pytest.mark.parametrize("bad", [{"agent": ""}, {"project_id": ""}, {"agent": 5}])
+def test_invalidate_refuses_a_filter_load_would_refuse(bad: dict[str, object]) -> None:
+    files = InstructionFiles(SETTINGS)
+    with pytest.raises(ValueError, match="must be a non-empty string"):
+        files.invalidate(**bad)  # type: ignore[arg-type]

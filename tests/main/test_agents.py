@@ -43,3 +43,12 @@ def test_extend_returns_a_new_roster() -> None:
 def test_bad_entries_are_rejected(entries: dict[str, object], message: str) -> None:
     with pytest.raises(ValueError, match=message):
         Roster(entries)  # type: ignore[arg-type]
+
+
+def test_a_roster_equals_a_mapping_with_the_same_entries() -> None:
+    roster = Roster({"a": "You are a."})
+    same = {"a": "You are a."}
+    assert roster == same
+    assert same.__eq__(roster) is NotImplemented and (same == roster)  # reflected to Roster
+    assert roster != {"a": "You are b."}
+    assert hash(roster) == hash(Roster({"a": "You are a."}))

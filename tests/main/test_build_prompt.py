@@ -168,3 +168,40 @@ async def test_exact_tokenizer_by_spec(acme: Path) -> None:
             )
     assert prompt.estimated is False
     assert all(layer.estimated is False for layer in prompt.layers)
+
+
+async def test_entering_one_harness_from_two_tasks_at_once_is_refused_clearly() -> None:
+    harness = Harness()
+    errors: list[BaseException] = []
+
+    async def enter() -> None:
+        try:
+            async with harness:
+                await anyio.sleep(0.05)
+        except RuntimeError as exc:
+            errors.append(exc)
+
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as group:
+            group.start_soon(enter)
+            group.start_soon(enter)
+    assert len(errors) == 1 and "already running" in str(errors[0])
+
+
+async def test_an_exact_tokenizer_assembles_off_the_event_loop(tmp_path: Path) -> None:
+    import threading
+
+    from harness import ApproximateTokenizer
+
+    loop_thread = threading.get_ident()
+    seen: set[int] = set()
+
+    class Recording(ApproximateTokenizer):  # not byte-exact to the assembler: the general path
+        def count(self, text: str) -> int:
+            seen.add(threading.get_ident())
+            return super().count(text)
+
+    with anyio.fail_after(10):
+        async with Harness() as harness:
+            await harness.build_prompt(tmp_path, agent="reviewer", tokenizer=Recording())
+    assert seen and loop_thread not in seen
