@@ -7,7 +7,8 @@ says whether it is an estimate, so reports never pass a guess off as a measureme
 
 from __future__ import annotations
 
-import hashlib
+import base64
+import binascii
 import os
 import threading
 from collections.abc import Mapping
@@ -211,18 +212,34 @@ def _load_rank_file(path: Path) -> tiktoken.Encoding:
         raise TokenizerLoadError(f"tiktoken rank file not found: {str(path)!r}")
     pat_str, special_tokens = known
     try:
-        import tiktoken
-        from tiktoken.load import load_tiktoken_bpe
-
-        # tiktoken keeps a copy of every file it reads in its cache directory, keyed by path;
-        # passing the current file's hash makes it re-read a file edited since that copy.
-        digest = hashlib.sha256(path.read_bytes()).hexdigest()
-        ranks = load_tiktoken_bpe(str(path.resolve()), expected_hash=digest)
-        return tiktoken.Encoding(
-            name=stem, pat_str=pat_str, mergeable_ranks=ranks, special_tokens=dict(special_tokens)
-        )
-    except Exception as exc:  # a corrupt file: say which and why, at construction
+        ranks = _parse_ranks(path.read_bytes())
+    except (OSError, ValueError) as exc:  # unreadable or corrupt: say which and why, now
         raise TokenizerLoadError(f"cannot load tiktoken rank file {str(path)!r}: {exc}") from exc
+    import tiktoken
+
+    return tiktoken.Encoding(
+        name=stem, pat_str=pat_str, mergeable_ranks=ranks, special_tokens=dict(special_tokens)
+    )
+
+
+def _parse_ranks(data: bytes) -> dict[bytes, int]:
+    """A ``.tiktoken`` file: one ``<base64 token> <rank>`` per line.
+
+    Parsed here rather than with ``tiktoken.load.load_tiktoken_bpe``, which also writes a copy
+    of the file into a shared temporary cache directory on every load.
+    """
+    ranks: dict[bytes, int] = {}
+    for number, line in enumerate(data.splitlines(), start=1):
+        if not line:
+            continue
+        try:
+            token, rank = line.split()
+            ranks[base64.b64decode(token, validate=True)] = int(rank)
+        except (ValueError, binascii.Error) as exc:
+            raise ValueError(f"line {number} is not '<base64 token> <rank>' ({exc})") from None
+    if not ranks:
+        raise ValueError("it holds no ranks")
+    return ranks
 
 
 def _cache_weight(text: str) -> int:
@@ -237,9 +254,9 @@ class TiktokenTokenizer:
     """Exact counts from a tiktoken BPE encoding, memoised in a bounded LRU cache.
 
     ``encoding`` is an encoding name (``tiktoken.get_encoding``; may need the network the first
-    time), a path to a local ``<stem>.tiktoken`` rank file (read once here, no network; the split
-    pattern and special tokens come from the public encoding named by the stem), or a
-    ``tiktoken.Encoding``. Special-token strings in text count as plain text.
+    time), a path to a local ``<stem>.tiktoken`` rank file (read once here; no network, no copy
+    written anywhere; the split pattern and special tokens come from the public encoding named
+    by the stem), or a ``tiktoken.Encoding``. Special-token strings in text count as plain text.
     """
 
     estimated: bool = False

@@ -212,6 +212,21 @@ def test_corrupt_rank_file_raises(tmp_path: Path) -> None:
         TiktokenTokenizer(path)
 
 
+def test_a_rank_file_is_read_in_place_with_no_copy_written(
+    cl100k_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache = tmp_path / "tiktoken-cache"
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(cache))
+    local = tmp_path / "cl100k_base.tiktoken"
+    local.write_bytes(cl100k_file.read_bytes())
+    assert TiktokenTokenizer(local).count("hello world") == 2
+    assert not cache.exists() or not any(cache.iterdir())
+    # Edited in place: the next tokenizer reads the new file, not a remembered copy.
+    lines = local.read_bytes().splitlines()
+    local.write_bytes(b"\n".join(line for line in lines if not line.endswith(b" 15339")))
+    assert TiktokenTokenizer(local).count("hello world") != 2  # " world"/"hello" ranks moved
+
+
 def test_wrong_encoding_type_raises() -> None:
     with pytest.raises(TypeError):
         TiktokenTokenizer(42)  # type: ignore[arg-type]
