@@ -11,9 +11,9 @@ import base64
 import binascii
 import os
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, Self, TypeAlias, runtime_checkable
 
 import cachetools
 
@@ -121,6 +121,17 @@ class ApproximateTokenizer:
 
     def __hash__(self) -> int:
         return hash((type(self), self.bytes_per_token))
+
+    # Immutable, so copies may share it, and pickling rebuilds it from its one parameter (the
+    # default slot-by-slot restore would trip over the immutability guard).
+    def __reduce__(self) -> tuple[type[ApproximateTokenizer], tuple[int]]:
+        return (type(self), (self.bytes_per_token,))
+
+    def __copy__(self) -> Self:
+        return self
+
+    def __deepcopy__(self, memo: dict[int, object]) -> Self:
+        return self
 
 
 # Split patterns and special tokens of the public encodings, copied from
@@ -306,6 +317,21 @@ class TiktokenTokenizer:
     def __repr__(self) -> str:
         return f"TiktokenTokenizer({self.encoding.name!r})"
 
+    # The memo and its lock are process-local: a copy shares this tokenizer (counts never
+    # change), and a pickle carries the encoding and rebuilds an empty memo.
+    def __reduce__(
+        self,
+    ) -> tuple[
+        Callable[[tiktoken.Encoding, int], TiktokenTokenizer], tuple[tiktoken.Encoding, int]
+    ]:
+        return (_rebuild_tiktoken, (self.encoding, self._cache_limit))
+
+    def __copy__(self) -> Self:
+        return self
+
+    def __deepcopy__(self, memo: dict[int, object]) -> Self:
+        return self
+
     def _remember(self, text: str, n: int) -> None:
         weight = _cache_weight(text)
         if weight > self._cache_limit:
@@ -373,3 +399,10 @@ class TiktokenTokenizer:
             else:
                 hi = mid - 1
         return text[:lo]
+
+
+_Rebuild: TypeAlias = "Callable[[tiktoken.Encoding, int], TiktokenTokenizer]"
+
+
+def _rebuild_tiktoken(encoding: tiktoken.Encoding, cache_chars: int) -> TiktokenTokenizer:
+    return TiktokenTokenizer(encoding, cache_chars=cache_chars)

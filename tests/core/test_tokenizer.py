@@ -305,3 +305,25 @@ def test_rank_file_is_reread_after_it_changes(
     assert TiktokenTokenizer(path).count("ab") == 2
     _write_ranks(path, [b"ab"])
     assert TiktokenTokenizer(path).count("ab") == 1  # not tiktoken's stale cached copy
+
+
+def test_prompts_and_tokenizers_copy_and_pickle(cl100k: TiktokenTokenizer) -> None:
+    import copy
+    import dataclasses
+    import pickle
+
+    from harness import Unit, assemble
+
+    for tokenizer in (ApproximateTokenizer(2), cl100k):
+        prompt = assemble({"task_state": [Unit("a", "hello", source="x.md")]}, tokenizer=tokenizer)
+        again = pickle.loads(pickle.dumps(prompt))
+        assert (again.text, again.digest, again.manifest()) == (
+            prompt.text,
+            prompt.digest,
+            prompt.manifest(),
+        )
+        assert copy.deepcopy(prompt).manifest() == prompt.manifest()
+        assert dataclasses.asdict(prompt)["text"] == prompt.text
+        rebuilt = pickle.loads(pickle.dumps(tokenizer))
+        assert rebuilt.count("hello world") == tokenizer.count("hello world")
+        assert copy.copy(tokenizer) is tokenizer
