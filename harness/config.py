@@ -26,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from harness.agents import Roster, validate_entries
 from harness.instruction_files import InstructionFilesSettings
 from harness.prompt_assembler import DEFAULT_BUDGETS, DEFAULT_STRATEGIES, LAYERS, Strategy
+from harness.tokenizer import looks_like_path
 
 if TYPE_CHECKING:
     from harness.tokenizer import Tokenizer
@@ -248,9 +249,9 @@ def load_config(path: str | os.PathLike[str] | None = None) -> HarnessConfig:
     """Load a ``HarnessConfig``: ``path``, else ``$HARNESS_CONFIG``, else the shipped file.
 
     A file only needs the keys it changes; the rest keep their defaults. Relative paths in
-    the file (``agents_file``) are relative to the file. Raises ``ConfigError`` naming the key
-    for invalid TOML, unknown keys, bad values, budgets that overflow the envelope, and an
-    unreadable roster.
+    the file (``agents_file``, a ``tiktoken:`` rank file) are relative to the file. Raises
+    ``ConfigError`` naming the key for invalid TOML, unknown keys, bad values, budgets that
+    overflow the envelope, and an unreadable roster.
     """
     if path is not None:
         file, origin = Path(path), "the path argument"
@@ -264,6 +265,11 @@ def load_config(path: str | os.PathLike[str] | None = None) -> HarnessConfig:
         del data["agents_file"]
     elif isinstance(agents_file, str) and agents_file and not Path(agents_file).is_absolute():
         data["agents_file"] = str(file.parent / agents_file)
+    tokenizer = data.get("tokenizer")
+    if isinstance(tokenizer, str) and tokenizer.startswith("tiktoken:"):
+        reference = tokenizer.removeprefix("tiktoken:")
+        if looks_like_path(reference) and not Path(reference).is_absolute():
+            data["tokenizer"] = f"tiktoken:{file.parent / reference}"
     try:
         config = HarnessConfig.model_validate(data)
     except ValidationError as exc:

@@ -22,13 +22,13 @@ import anyio
 import anyio.to_thread
 
 from harness.agents import Roster
-from harness.config import Envelope, HarnessConfig, load_config, make_tokenizer
+from harness.config import ConfigError, Envelope, HarnessConfig, load_config, make_tokenizer
 from harness.instruction_files import InstructionFiles, InstructionSet
 from harness.instruction_files.discovery import resolve_workspace
 from harness.project_context import ProjectContext, load_project_context
 from harness.prompt_assembler import AssembledPrompt, Unit, assemble, merge_budgets
 from harness.runtime import Supervisor
-from harness.tokenizer import ApproximateTokenizer
+from harness.tokenizer import ApproximateTokenizer, looks_like_path
 
 if TYPE_CHECKING:
     from harness.tokenizer import Tokenizer
@@ -90,7 +90,8 @@ class Harness:
 
     ``config`` defaults to ``load_config()`` (so ``$HARNESS_CONFIG`` applies); ``database``
     is the SQLite file holding ``agent_instructions``. The roster is read once, here, so an
-    unreadable roster fails at construction rather than on the first prompt.
+    unreadable roster fails at construction rather than on the first prompt; so does a
+    configured ``tiktoken:`` rank file that does not exist (it is loaded on first use).
     """
 
     def __init__(
@@ -102,6 +103,7 @@ class Harness:
         self.config = config if config is not None else load_config()
         self.database = Path(database) if database is not None else None
         self.roster: Roster = self.config.roster()
+        _check_tokenizer_file(self.config.tokenizer)
         self._instruction_files = InstructionFiles(
             self.config.instruction_files, database=self.database
         )
@@ -275,3 +277,12 @@ class Harness:
             tokenizer=tokenizer,
         )
         return build.prompt
+
+
+def _check_tokenizer_file(spec: str) -> None:
+    reference = spec.removeprefix("tiktoken:")
+    if reference != spec and looks_like_path(reference) and not Path(reference).is_file():
+        raise ConfigError(
+            f"tokenizer {spec!r}: no such rank file (a relative path in a config file is "
+            "relative to that file)"
+        )

@@ -206,7 +206,8 @@ class TokenizerLoadError(ValueError):
     """An encoding could not be loaded; raised at construction, never a silent fallback."""
 
 
-def _looks_like_path(value: str) -> bool:
+def looks_like_path(value: str) -> bool:
+    """Whether a tiktoken reference names a rank file rather than an encoding."""
     return value.endswith(".tiktoken") or "/" in value or os.sep in value
 
 
@@ -288,7 +289,7 @@ class TiktokenTokenizer:
         elif isinstance(encoding, os.PathLike):
             enc = _load_rank_file(Path(encoding))
         elif isinstance(encoding, str):
-            if _looks_like_path(encoding):
+            if looks_like_path(encoding):
                 enc = _load_rank_file(Path(encoding))
             else:
                 try:

@@ -181,3 +181,22 @@ def test_supervisor_intensity_default_survives_a_restart_storm_and_is_configurab
     path.write_text("[supervisor]\nmax_restarts = 0\n", encoding="utf-8")
     strict = load_config(path).supervisor
     assert (strict.max_restarts, strict.max_seconds) == (0, 10.0)
+
+
+def test_a_relative_rank_file_is_relative_to_the_config_file(
+    tmp_path: Path, cl100k_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from harness import Harness
+
+    (tmp_path / "models").mkdir()
+    (tmp_path / "models" / "cl100k_base.tiktoken").write_bytes(cl100k_file.read_bytes())
+    path = tmp_path / "harness.toml"
+    path.write_text('tokenizer = "tiktoken:models/cl100k_base.tiktoken"\n', encoding="utf-8")
+    monkeypatch.chdir(tmp_path.parent)  # not the config file's directory
+    config = load_config(path)
+    assert config.tokenizer == f"tiktoken:{tmp_path / 'models' / 'cl100k_base.tiktoken'}"
+    assert Harness(config).tokenizer().count("hello world") == 2
+    missing = tmp_path / "missing.toml"
+    missing.write_text('tokenizer = "tiktoken:nope/cl100k_base.tiktoken"\n', encoding="utf-8")
+    with pytest.raises(ConfigError, match="no such rank file"):
+        Harness(load_config(missing))  # at construction, not on the first prompt
