@@ -54,8 +54,19 @@ def create_schema(database: str | os.PathLike[str]) -> None:
 
 
 def source_path(project_id: str, agent: str) -> str:
-    """The ``path`` of a database source: ``"db:<project_id>/<agent>"``."""
-    return f"db:{project_id}/{agent}"
+    """The ``path`` of a database source: ``"db:<project_id>/<agent>"``.
+
+    A ``/`` or ``%`` inside either id is percent-encoded (``acme/prod`` -> ``acme%2Fprod``), so
+    the path names one row: project ``a/b`` with agent ``c`` and project ``a`` with agent
+    ``b/c`` must not look alike. Ids without those characters appear verbatim.
+    """
+    return f"db:{_quote(project_id)}/{_quote(agent)}"
+
+
+def _quote(part: str) -> str:
+    if "/" not in part and "%" not in part:
+        return part
+    return part.replace("%", "%25").replace("/", "%2F")
 
 
 def _read_only_uri(database: Path) -> str:

@@ -345,3 +345,12 @@ async def test_no_database_worker_thread_outlives_a_read(workspace: Path, tmp_pa
             assert [s.kind for s in found] == ["root", "directory"]
             assert found.warnings == ()  # the database was read: no row, no warning
             assert _live_sqlite_workers() == []
+
+
+def test_database_source_paths_name_one_row() -> None:
+    from harness.instruction_files.store import source_path
+
+    assert source_path("acme", "reviewer") == "db:acme/reviewer"
+    assert source_path("acme/prod", "reviewer") != source_path("acme", "prod/reviewer")
+    assert source_path("acme/prod", "reviewer") == "db:acme%2Fprod/reviewer"
+    assert source_path("50%", "a") == "db:50%25/a"
