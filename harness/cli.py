@@ -274,12 +274,23 @@ def _config(args: argparse.Namespace) -> HarnessConfig:
 
 
 def _usage_errors() -> tuple[type[BaseException], ...]:
-    """Exceptions that mean bad input (status 2), imported only once they may occur."""
+    """Exceptions that mean bad input (status 2), imported only once they may occur. Anything
+    else is our bug, reported as an internal error (status 1), never passed off as the user's."""
     from harness.agents import UnknownAgent
     from harness.config import ConfigError
     from harness.instruction_files import InstructionStoreError
+    from harness.tokenizer import TokenizerLoadError
 
-    return (UsageError, UnknownAgent, ConfigError, InstructionStoreError, OSError, ValueError)
+    return (
+        UsageError,
+        UnknownAgent,
+        ConfigError,
+        InstructionStoreError,
+        TokenizerLoadError,
+        FileNotFoundError,  # WorkspaceNotFoundError included
+        PermissionError,
+        NotADirectoryError,
+    )
 
 
 def _leaf(exc: BaseException) -> BaseException:

@@ -161,3 +161,19 @@ def test_a_jsonl_unit_with_an_unpaired_surrogate_exits_2(tmp_path: Path) -> None
     assert done.returncode == 2, (done.stdout, done.stderr)
     assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
     assert f"{rules}:2: 'text' holds an unpaired surrogate" in done.stderr
+
+
+def test_a_bug_is_an_internal_error_not_the_users_bad_input(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import harness.debug
+    from harness.cli import main
+
+    def broken(*args: object, **kwargs: object) -> str:
+        raise ValueError("an invariant of ours broke")
+
+    monkeypatch.setattr(harness.debug, "format_build", broken)
+    monkeypatch.chdir(ROOT)
+    assert main([*DEBUG]) == 1
+    err = capsys.readouterr().err
+    assert err == "harness: internal error: ValueError: an invariant of ours broke\n"
