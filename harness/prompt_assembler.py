@@ -390,10 +390,7 @@ class _Layer:
 
 
 def _render(unit: Unit) -> str:
-    text = neutralise_unit_text(unit.text)
-    if unit.source is None:
-        return text
-    return f"{_open_tag(unit.source)}{text}{_CLOSE_TAG}"
+    return "".join(_parts(unit))
 
 
 def _parts(unit: Unit) -> tuple[str, str, str]:

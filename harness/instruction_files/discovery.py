@@ -217,7 +217,8 @@ def display_path(rel: str) -> str:
     return rel
 
 
-def _kind_of(mode: int) -> str:
+def kind_of(mode: int) -> str:
+    """How a warning names a file that is not a regular one (``a FIFO``, ...)."""
     if stat.S_ISDIR(mode):
         return "a directory"
     if stat.S_ISFIFO(mode):
@@ -511,7 +512,7 @@ class _Walk:
                 if entry.is_file(follow_symlinks=False):
                     return entry.path, file_rel
                 mode = entry.stat(follow_symlinks=False).st_mode
-                self.warn(file_rel, f"skipped: {_kind_of(mode)}, not a regular file")
+                self.warn(file_rel, f"skipped: {kind_of(mode)}, not a regular file")
                 return None
             real = os.path.realpath(entry.path)
             refusal = self.symlinks.refusal(real)
@@ -524,7 +525,7 @@ class _Walk:
             self.warn(file_rel, f"skipped: it cannot be examined ({_reason(exc)})")
             return None
         if not stat.S_ISREG(mode):
-            self.warn(file_rel, f"skipped: a symlink to {_kind_of(mode)}, not a regular file")
+            self.warn(file_rel, f"skipped: a symlink to {kind_of(mode)}, not a regular file")
             return None
         return real, real_rel
 
@@ -565,7 +566,7 @@ class _Walk:
             info = os.fstat(fd)
             if not stat.S_ISREG(info.st_mode):
                 self.warn(
-                    file_rel, f"skipped: {_kind_of(info.st_mode)} (it changed during the walk)"
+                    file_rel, f"skipped: {kind_of(info.st_mode)} (it changed during the walk)"
                 )
                 return
             if info.st_size > self.max_bytes:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import logging
 import os
 import threading
@@ -47,6 +48,17 @@ class _Read:
 class _Walked:
     result: InstructionSet | None = None
     error: Exception | None = None
+
+
+def _for_waiter(error: Exception) -> Exception:
+    """What a load waiting on a shared read raises: a copy whose cause is the original, since
+    re-raising one object from several tasks would splice their frames into one traceback."""
+    try:
+        twin = copy.copy(error)
+    except Exception:  # an exception class copy cannot rebuild: share the original
+        return error
+    twin.__cause__ = error
+    return twin
 
 
 def _check_name(what: str, value: object) -> None:
@@ -185,7 +197,7 @@ class InstructionFiles:
             if read.abandoned:
                 continue
             if read.error is not None:
-                raise read.error
+                raise _for_waiter(read.error)
             assert read.result is not None
             return read.result
 

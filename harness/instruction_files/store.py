@@ -26,7 +26,7 @@ import anyio
 import anyio.lowlevel
 import anyio.to_thread
 
-from harness.instruction_files.discovery import decode
+from harness.instruction_files.discovery import decode, kind_of
 from harness.instruction_files.models import InstructionSource, InstructionStoreError
 
 __all__ = ["SCHEMA_SQL", "create_schema", "read_agent_row", "source_path"]
@@ -130,19 +130,8 @@ def _refuse_special_file(database: Path) -> None:
         return
     if stat.S_ISREG(mode):
         return
-    kind = (
-        "a directory"
-        if stat.S_ISDIR(mode)
-        else "a FIFO"
-        if stat.S_ISFIFO(mode)
-        else "a socket"
-        if stat.S_ISSOCK(mode)
-        else "a device"
-        if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
-        else "not a regular file"
-    )
     raise InstructionStoreError(
-        f"instructions database {str(database)!r} cannot be opened: it is {kind}, not a "
+        f"instructions database {str(database)!r} cannot be opened: it is {kind_of(mode)}, not a "
         "regular file (sqlite could block on it forever): point `database` at an SQLite file, "
         "create one with harness.instruction_files.create_schema(path), or leave project_id "
         "out to load instruction files without the database"

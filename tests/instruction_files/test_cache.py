@@ -278,6 +278,10 @@ async def test_waiters_share_the_leaders_error(
                 group.start_soon(load)
     assert len(errors) == 10
     assert gated.calls <= 10  # at least the waiters that joined the leader shared its error
+    # Each waiter raises its own copy (its own traceback), caused by the leader's error.
+    assert len({id(error) for error in errors}) == 10
+    messages = {str(error) for error in errors}
+    assert len(messages) == 1 and "missing.db" in messages.pop()
 
 
 async def test_a_cancelled_leader_hands_over_to_a_waiter(
