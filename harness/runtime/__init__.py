@@ -6,6 +6,7 @@ Public as ``harness.runtime`` (not re-exported at the top level of ``harness``).
 from harness.runtime.actor import Actor as Actor
 from harness.runtime.errors import ActorError as ActorError
 from harness.runtime.errors import ActorExited as ActorExited
+from harness.runtime.errors import AdminCallBeforeReady as AdminCallBeforeReady
 from harness.runtime.errors import ChildRunning as ChildRunning
 from harness.runtime.errors import DuplicateChild as DuplicateChild
 from harness.runtime.errors import FailedToStartChild as FailedToStartChild
@@ -23,6 +24,7 @@ __all__ = [
     "Actor",
     "ActorError",
     "ActorExited",
+    "AdminCallBeforeReady",
     "ChildInfo",
     "ChildRunning",
     "ChildSpec",

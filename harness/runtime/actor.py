@@ -12,12 +12,16 @@ Semantics (the WHY: a caller must never hang on an actor that is gone):
   the caller gets ``ActorExited`` at once, and so does every caller still queued in the mailbox.
   After ``timeout`` seconds it raises ``TimeoutError``; the call stays in the mailbox and is
   still handled (as in OTP) but its late reply is dropped. On a full mailbox ``call`` waits for
-  room (within the same timeout).
+  room (within the same timeout); if the actor exits meanwhile it raises ``ActorExited``.
 - ``actor.cast(msg)`` is synchronous and never blocks: it raises ``NoProc`` if the actor is not
   running and ``MailboxFull`` if the mailbox is full. A cast is never silently dropped.
 - An exception in ``handle_call``/``handle_cast`` crashes the actor; its supervisor decides what
   follows. ``terminate(reason)`` runs once each time the actor stops (``reason`` is the
-  exception, or ``"shutdown"`` when its supervisor stopped it); not when ``init`` failed.
+  exception, or ``"shutdown"`` when its supervisor stopped it); not when ``init`` failed. It is
+  cut off after the ``shutdown`` the actor's ``child_spec`` was made with (see ``terminate``).
+- ``KeyboardInterrupt``/``SystemExit`` raised by a callback fail the waiting callers with
+  ``ActorExited`` and then propagate (out of the event loop, as from any asyncio task); the
+  supervisor does not restart the actor for them.
 - The same instance is reused across restarts: a restart runs ``init`` again on it, so ``init``
   should (re)set the state. One instance should be the child of one supervisor only.
 """
@@ -66,12 +70,16 @@ def _expire(future: asyncio.Future[Any], timeout: float) -> None:
         future.set_exception(TimeoutError(f"the actor did not reply within {timeout} s"))
 
 
+def _exited(reason: ExitReason) -> ActorExited:
+    error = ActorExited(reason)
+    if isinstance(reason, BaseException):
+        error.__cause__ = reason
+    return error
+
+
 def _fail(call: _Call, reason: ExitReason) -> None:
     if not call.future.done():
-        error = ActorExited(reason)
-        if isinstance(reason, BaseException):
-            error.__cause__ = reason
-        call.future.set_exception(error)
+        call.future.set_exception(_exited(reason))
 
 
 class Actor:
@@ -82,8 +90,14 @@ class Actor:
 
     mailbox_size: ClassVar[int] = 1024
 
+    # Remembered by child_spec() (these are its defaults): the shutdown bounds terminate().
+    _shutdown: Shutdown = 5.0
+    _id: str | None = None
+
     def __init__(self) -> None:
         self._mailbox: MemoryObjectSendStream[_Envelope] | None = None
+        # The running incarnation's exit reason, once known (set with _mailbox, per run).
+        self._exit: list[ExitReason] = []
 
     def __repr__(self) -> str:
         state = "running" if self._mailbox is not None else "not running"
@@ -102,7 +116,14 @@ class Actor:
         """Handle ``cast(msg)``; there is no reply."""
 
     async def terminate(self, reason: ExitReason) -> None:
-        """Clean up when the actor stops; runs shielded, bounded by the child's shutdown."""
+        """Clean up when the actor stops (after a crash or a stop alike).
+
+        Runs shielded from cancellation, and is cut off (logged as ``terminate_timeout``)
+        after the ``shutdown`` that :meth:`child_spec` was given: that many seconds; never
+        with ``None``; with ``"brutal"``, at its first ``await`` (only its synchronous part
+        runs). An actor run without ``child_spec`` uses its default, 5 s. When the supervisor
+        stops the actor, it also stops waiting for it after ``shutdown``.
+        """
 
     # ------------------------------------------------------------------ running
 
@@ -118,8 +139,14 @@ class Actor:
         restart: Restart = "permanent",
         shutdown: Shutdown = 5.0,
     ) -> ChildSpec:
-        """A ChildSpec that runs this actor under a Supervisor (id defaults to the class name)."""
-        return ChildSpec(id or type(self).__name__, self.run, restart=restart, shutdown=shutdown)
+        """A ChildSpec that runs this actor under a Supervisor (id defaults to the class name).
+
+        ``shutdown`` also bounds :meth:`terminate`, on every path (see there).
+        """
+        spec = ChildSpec(id or type(self).__name__, self.run, restart=restart, shutdown=shutdown)
+        self._shutdown = spec.shutdown
+        self._id = spec.id
+        return spec
 
     async def run(self, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         """Run the actor: ``init``, signal ready, then serve the mailbox until stopped."""
@@ -127,6 +154,8 @@ class Actor:
         send, receive = anyio.create_memory_object_stream[_Envelope](self.mailbox_size)
         current: list[_Call] = []  # the call being handled, if any
         reason: ExitReason = "shutdown"
+        exit_reason: list[ExitReason] = []
+        self._exit = exit_reason
         self._mailbox = send
         try:
             task_status.started()
@@ -139,6 +168,7 @@ class Actor:
             raise
         finally:
             # Fail every waiting caller before anything else can block: they get it "at once".
+            exit_reason.append(reason)  # read by callers waiting for room in a full mailbox
             if self._mailbox is send:
                 self._mailbox = None
             send.close()
@@ -152,11 +182,33 @@ class Actor:
                 if isinstance(envelope, _Call):
                     _fail(envelope, reason)
             receive.close()
-            with anyio.CancelScope(shield=True):
+            await self._run_terminate(reason)
+
+    async def _run_terminate(self, reason: ExitReason) -> None:
+        """Run ``terminate`` shielded, cut off after the child's shutdown (see terminate)."""
+        shutdown = self._shutdown
+        bound = 0.0 if shutdown == "brutal" else shutdown
+        child_id = self._id or type(self).__name__
+        with anyio.CancelScope(shield=True):
+            with anyio.move_on_after(bound) as cut:
                 try:
                     await self.terminate(reason)
                 except Exception:
-                    logger.exception("terminate_error actor=%s", type(self).__name__)
+                    logger.exception(
+                        "terminate_error actor=%s child=%s",
+                        type(self).__name__,
+                        child_id,
+                        extra={"event": "terminate_error", "child_id": child_id},
+                    )
+            if cut.cancelled_caught:
+                logger.error(
+                    "terminate_timeout actor=%s child=%s reason=terminate() did not finish "
+                    "within the child's shutdown (%s) and was cut off",
+                    type(self).__name__,
+                    child_id,
+                    "0 s: brutal" if shutdown == "brutal" else f"{shutdown} s",
+                    extra={"event": "terminate_timeout", "child_id": child_id},
+                )
 
     async def _serve(
         self, receive: MemoryObjectReceiveStream[_Envelope], current: list[_Call]
@@ -176,6 +228,8 @@ class Actor:
 
     async def call(self, msg: Any, timeout: float | None = 5.0) -> Any:  # noqa: ASYNC109
         """Send ``msg`` to ``handle_call`` and wait for the reply (see the module docstring)."""
+        if timeout is not None and timeout != timeout:
+            raise ValueError(f"call timeout must be seconds or None, got {timeout!r}")
         mailbox = self._mailbox
         if mailbox is None:
             raise NoProc(repr(self))
@@ -186,11 +240,14 @@ class Actor:
         try:
             mailbox.send_nowait(envelope)
         except anyio.WouldBlock:
+            exit_reason = self._exit  # of the incarnation that owns ``mailbox``
             try:
                 with anyio.fail_after(timeout):
                     await mailbox.send(envelope)
             except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-                raise NoProc(repr(self)) from None
+                # The actor exited while we waited for room: as for a queued caller.
+                reason = exit_reason[0] if exit_reason else "shutdown"
+                raise _exited(reason) from (reason if isinstance(reason, BaseException) else None)
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
             raise NoProc(repr(self)) from None
         if timeout is None or deadline is None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 __all__ = [
     "ActorError",
     "ActorExited",
+    "AdminCallBeforeReady",
     "ChildRunning",
     "DuplicateChild",
     "FailedToStartChild",
@@ -52,11 +53,24 @@ class MaxRestartsExceeded(SupervisorError):
         self.max_seconds = max_seconds
         self.child_id = child_id
         self.reason = reason
+        if reason == "normal":
+            # A permanent child that keeps returning: nothing crashed, the restart type is wrong.
+            last = f"child {child_id!r} exited normally"
+            advice = (
+                "A permanent child is restarted even after a normal exit: make a child that is "
+                "meant to finish transient (restarted only after a crash) or temporary, or keep "
+                "it running; raise max_restarts / lower max_seconds if such bursts are expected."
+            )
+        else:
+            last = f"child {child_id!r} exited with {describe(reason)}"
+            advice = (
+                "Fix the crashing child, or raise max_restarts / lower max_seconds if such "
+                "bursts are expected."
+            )
         super().__init__(
             f"supervisor {supervisor!r} reached its maximum restart intensity: more than "
-            f"{max_restarts} restart(s) within {max_seconds} s (last: child {child_id!r} exited "
-            f"with {describe(reason)}); all children were stopped. Fix the crashing child, or "
-            "raise max_restarts / lower max_seconds if such bursts are expected."
+            f"{max_restarts} restart(s) within {max_seconds} s (last: {last}); all children "
+            f"were stopped. {advice}"
         )
 
 
@@ -85,15 +99,26 @@ class UnknownChild(SupervisorError, KeyError):
 
 
 class DuplicateChild(SupervisorError, ValueError):
-    """A child with this id already exists (running or not)."""
+    """A child with this id already exists (running or not), or appears twice in a child list.
 
-    def __init__(self, id: str, status: str) -> None:
+    ``in_child_list``: raised by the ``Supervisor`` constructor, whose list repeats the id.
+    """
+
+    def __init__(self, id: str, status: str, *, in_child_list: bool = False) -> None:
         self.id = id
         self.status = status
-        super().__init__(
-            f"a child with id {id!r} already exists (status {status!r}); use a unique id, or "
-            "terminate_child + delete_child the existing one first"
-        )
+        self.in_child_list = in_child_list
+        if in_child_list:
+            message = (
+                f"the id {id!r} appears more than once in the Supervisor's child list; ids in "
+                "the child list must be unique: give each ChildSpec its own id"
+            )
+        else:
+            message = (
+                f"a child with id {id!r} already exists (status {status!r}); use a unique id, "
+                "or terminate_child + delete_child the existing one first"
+            )
+        super().__init__(message)
 
 
 class ChildRunning(SupervisorError):
@@ -111,8 +136,27 @@ class SupervisorNotRunning(SupervisorError, RuntimeError):
     """An admin call was made outside the supervisor's ``async with`` (or while it stops)."""
 
     def __init__(self, action: str) -> None:
+        self.action = action
         super().__init__(
-            f"cannot {action}: the supervisor is not running; use it inside `async with`"
+            f"cannot {action}: the supervisor is not running (or is stopping); use it inside "
+            "`async with`"
+        )
+
+
+class AdminCallBeforeReady(SupervisorError, RuntimeError):
+    """A child called its supervisor's admin API before signalling ``task_status.started()``.
+
+    The supervisor serialises admin calls with starting children, and it is itself waiting
+    for this child's readiness: the call could never proceed, so it fails at once instead.
+    """
+
+    def __init__(self, action: str, id: str) -> None:
+        self.action = action
+        self.id = id
+        super().__init__(
+            f"child {id!r} called {action}() on its supervisor before signalling ready; the "
+            "supervisor waits for that readiness before it serves admin calls, so this would "
+            "never proceed. Call task_status.started() first, then call the supervisor."
         )
 
 

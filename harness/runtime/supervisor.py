@@ -12,8 +12,17 @@ Design notes (the WHY behind the shape):
   outcome is caught and classified inside its own wrapper and turned into an exit *reason*.
 - Exits are reported to one manager task through a memory stream; the manager and the admin
   calls serialise on one lock, like the single OTP supervisor process does with its mailbox.
-- Escalation (``MaxRestartsExceeded``) cancels a cancel scope entered around the body of the
-  ``async with``; ``__aexit__`` recognises its own cancellation and raises the bare error.
+- Escalation (``MaxRestartsExceeded``) first cancels a cancel scope entered around the body of
+  the ``async with``, THEN stops the children: stopping first would fail a body awaiting a
+  child (e.g. an ``Actor.call``) with that child's exit, masking the escalation.
+  ``__aexit__`` recognises its own cancellation and raises the bare error.
+- Admin calls and the initial start hold the same lock. A child that has not signalled ready
+  yet cannot get that lock (its supervisor holds it while waiting for that very readiness), so
+  such a call fails at once with ``AdminCallBeforeReady`` instead of deadlocking. Each admin
+  call also runs in its own cancel scope, cancelled when the supervisor stops, so stopping
+  never waits behind an admin call blocked on a child that will not become ready.
+- ``KeyboardInterrupt`` and ``SystemExit`` in a child are not exit reasons to restart: they
+  leave the child's task as they leave any asyncio task (the event loop re-raises them).
 - All stopping happens inside shielded scopes, each child bounded by its ``shutdown``, so a
   cancelled host still stops its children in reverse order, and the host's cancellation then
   propagates (nothing is restarted once stopping began).
@@ -26,17 +35,18 @@ import contextlib
 import logging
 import math
 from collections import deque
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from enum import Enum
 from types import TracebackType
-from typing import Any, Final, Literal, Self, TypeAlias
+from typing import Any, Final, Literal, NoReturn, Self, TypeAlias
 
 import anyio
 from anyio.abc import TaskStatus
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from harness.runtime.errors import (
+    AdminCallBeforeReady,
     ChildRunning,
     DuplicateChild,
     FailedToStartChild,
@@ -66,6 +76,9 @@ StartFunction: TypeAlias = Callable[[TaskStatus[Any]], Awaitable[object]]
 
 _RESTARTS: Final = ("permanent", "transient", "temporary")
 _STRATEGIES: Final = ("one_for_one", "one_for_all", "rest_for_one")
+# Not exit reasons: they stop the program, so they leave the child's task (as from any asyncio
+# task) and are never turned into a restart or a FailedToStartChild.
+_FATAL: Final = (KeyboardInterrupt, SystemExit)
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,7 +108,12 @@ class ChildSpec:
         shutdown = self.shutdown
         if shutdown is None or shutdown == "brutal":
             return
-        if isinstance(shutdown, bool) or not isinstance(shutdown, int | float) or shutdown < 0:
+        if (
+            isinstance(shutdown, bool)
+            or not isinstance(shutdown, int | float)
+            or math.isnan(shutdown)
+            or shutdown < 0
+        ):
             raise ValueError(
                 f"ChildSpec {self.id!r}: shutdown must be seconds >= 0, None (wait forever) "
                 f"or 'brutal', got {shutdown!r}"
@@ -244,7 +262,7 @@ class Supervisor:
             if not isinstance(spec, ChildSpec):
                 raise TypeError(f"children must be ChildSpec instances, got {spec!r}")
             if spec.id in seen:
-                raise DuplicateChild(spec.id, "stopped")
+                raise DuplicateChild(spec.id, "stopped", in_child_list=True)
             seen.add(spec.id)
         if strategy not in _STRATEGIES:
             raise ValueError(f"strategy must be one of {_STRATEGIES}, got {strategy!r}")
@@ -270,6 +288,10 @@ class Supervisor:
         self._exits_recv: MemoryObjectReceiveStream[_Run] | None = None
         self._manager_scope: anyio.CancelScope | None = None
         self._manager_done: anyio.Event | None = None
+        # Tasks of children started but not yet ready: their admin calls fail at once.
+        self._unready: dict[asyncio.Task[None], str] = {}
+        # One scope per admin call in flight, cancelled when the supervisor stops.
+        self._admin_scopes: set[anyio.CancelScope] = set()
 
     def __repr__(self) -> str:
         return (
@@ -280,15 +302,20 @@ class Supervisor:
     # ------------------------------------------------------------------ introspection
 
     def which_children(self) -> list[ChildInfo]:
-        """The children in start order, with their status and restart count."""
-        return [ChildInfo(c.spec.id, c.status, c.restarts) for c in self._children]
+        """The children in start order, with their status and restart count.
+
+        A child whose incarnation already ended, but whose exit the supervisor has not
+        processed yet (it is busy, e.g. stopping a slow sibling), shows as ``"restarting"`` if
+        it will be restarted and ``"stopped"`` if not, never as ``"running"``.
+        """
+        return [ChildInfo(c.spec.id, self._status(c), c.restarts) for c in self._children]
 
     def count_children(self) -> dict[str, int]:
         """OTP's counts: ``specs``, ``active`` (running), ``supervisors``, ``workers``."""
         supervisors = sum(1 for c in self._children if _is_supervisor(c.spec))
         return {
             "specs": len(self._children),
-            "active": sum(1 for c in self._children if c.status == "running"),
+            "active": sum(1 for c in self._children if self._status(c) == "running"),
             "supervisors": supervisors,
             "workers": len(self._children) - supervisors,
         }
@@ -331,18 +358,26 @@ class Supervisor:
         self._lock = anyio.Lock()
         self._exits_send, self._exits_recv = anyio.create_memory_object_stream[_Run](math.inf)
         self._active = True
+        # Start under the lock: an admin call from a child that is already ready waits until
+        # the whole initial list is up (it cannot reorder or double-start it).
+        lock = self._lock
+        lock.acquire_nowait()  # a brand-new lock: never contended
         try:
-            for child in self._children:
+            for child in list(self._children):
                 try:
                     await self._start(child)
                 except _StartFailed as failed:
-                    raise FailedToStartChild(child.spec.id, failed.cause) from failed.cause
+                    _raise_start_failure(child.spec.id, failed.cause)
         except BaseException:
+            self._closing = True
+            self._cancel_admin_calls()
             with anyio.CancelScope(shield=True):
                 await self._stop_all()
             self._close_streams()
             self._active = False
             raise
+        finally:
+            lock.release()
         self._manager_scope = anyio.CancelScope()
         self._manager_done = anyio.Event()
         self._spawn(self._manage(), "manager")
@@ -372,13 +407,20 @@ class Supervisor:
                 # in a new task): that scope stays with its own, finished, task.
                 swallowed = False
         escalation = self._escalation
-        if escalation is not None and (exc is None or swallowed):
-            # Our own cancellation of the body (or a body that had already finished):
-            # the escalation is what leaves the `async with`, unwrapped. (Only an escalation
-            # cancels the host scope, so a swallowed cancellation always ends up here.)
+        if escalation is not None and (exc is None or swallowed or isinstance(exc, Exception)):
+            # Our own cancellation of the body (or a body that had already finished, or one
+            # that failed meanwhile, e.g. on the stopped children): the escalation is what
+            # leaves the `async with`, unwrapped, with the body's error as its __context__.
+            # (Only an escalation cancels the host scope, so a swallowed cancellation always
+            # ends up here.) A foreign cancellation or KeyboardInterrupt propagates as is.
             reason = getattr(escalation, "reason", None)
-            cause = reason if isinstance(reason, BaseException) else None
-            raise escalation from cause
+            if isinstance(exc, Exception):
+                escalation.__context__ = exc
+            if isinstance(reason, BaseException):
+                raise escalation from reason
+            if isinstance(exc, Exception):
+                raise escalation
+            raise escalation from None
 
     # ------------------------------------------------------------------ admin calls
 
@@ -398,14 +440,25 @@ class Supervisor:
             try:
                 await self._start(child)
             except _StartFailed as failed:
-                raise FailedToStartChild(spec.id, failed.cause) from failed.cause
+                _raise_start_failure(spec.id, failed.cause)
             self._children.append(child)
 
     async def terminate_child(self, id: str) -> None:
-        """Stop a child (bounded by its shutdown); its spec stays unless it is temporary."""
+        """Stop a child (bounded by its shutdown); its spec stays unless it is temporary.
+
+        A child terminating itself is not waited for (it would wait for its own exit): its
+        cancellation lands at its next ``await``, as OTP kills the calling process.
+        """
         async with self._admin("terminate_child"):
             child = self._get(id)
-            await self._stop_child(child)
+            run = child.run
+            if run is not None and run.task is asyncio.current_task():
+                child.run = None
+                child.status = "stopped"
+                run.scope.cancel()
+                self._log(logging.DEBUG, "child_terminated", id, "reason=shutdown (itself)")
+            else:
+                await self._stop_child(child)
             if child.spec.restart == "temporary":
                 self._children.remove(child)
 
@@ -418,7 +471,7 @@ class Supervisor:
             try:
                 await self._start(child, again=True)
             except _StartFailed as failed:
-                raise FailedToStartChild(id, failed.cause) from failed.cause
+                _raise_start_failure(id, failed.cause)
 
     async def delete_child(self, id: str) -> None:
         """Forget a stopped child's spec; a running one must be terminated first."""
@@ -430,10 +483,50 @@ class Supervisor:
 
     # ------------------------------------------------------------------ internals
 
-    def _admin(self, action: str) -> _AdminGuard:
-        if not self._active or self._closing or self._lock is None:
+    @contextlib.asynccontextmanager
+    async def _admin(self, action: str) -> AsyncIterator[None]:
+        """Serialise an admin call with the manager, in a scope cancelled on stopping.
+
+        Cancelled that way, the call has cleaned up what it started (``_start`` stops a
+        half-started child) and raises ``SupervisorNotRunning``: the supervisor is stopping.
+        """
+        lock = self._lock
+        if not self._active or self._closing or lock is None:
             raise SupervisorNotRunning(action)
-        return _AdminGuard(self, self._lock, action)
+        unready = self._unready.get(asyncio.current_task())  # type: ignore[arg-type]
+        if unready is not None:
+            raise AdminCallBeforeReady(action, unready)
+        scope = anyio.CancelScope()
+        self._admin_scopes.add(scope)
+        try:
+            with scope:
+                async with lock:
+                    if not self._active or self._closing:
+                        raise SupervisorNotRunning(action)
+                    yield
+        finally:
+            self._admin_scopes.discard(scope)
+        if scope.cancelled_caught:
+            raise SupervisorNotRunning(action)
+
+    def _cancel_admin_calls(self) -> None:
+        for scope in self._admin_scopes:
+            scope.cancel()
+
+    def _will_restart(self, spec: ChildSpec, reason: _Reason) -> bool:
+        """Whether an exit with ``reason`` restarts the child (its restart type decides)."""
+        if isinstance(reason, _FATAL) or spec.restart == "temporary":
+            return False
+        return not (spec.restart == "transient" and reason is _Exit.NORMAL)
+
+    def _status(self, child: _Child) -> Status:
+        """The child's status, counting an ended incarnation whose exit is not processed yet."""
+        run = child.run
+        if child.status == "running" and run is not None and run.done.is_set():
+            if not self._closing and self._will_restart(child.spec, run.reason):
+                return "restarting"
+            return "stopped"
+        return child.status
 
     def _find(self, id: str) -> _Child | None:
         for child in self._children:
@@ -453,6 +546,7 @@ class Supervisor:
         )
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+        task.add_done_callback(_retrieved)
         return task
 
     def _close_streams(self) -> None:
@@ -475,7 +569,10 @@ class Supervisor:
     async def _child_main(
         self, spec: ChildSpec, run: _Run, exits: MemoryObjectSendStream[_Run]
     ) -> None:
-        """Run one incarnation and classify its outcome; never lets an error escape."""
+        """Run one incarnation and classify its outcome.
+
+        No error escapes, except KeyboardInterrupt/SystemExit (recorded as the exit first).
+        """
         reason: _Reason = _Exit.NORMAL
         try:
             with run.scope:
@@ -489,6 +586,12 @@ class Supervisor:
             raise
         except BaseException as exc:
             reason = _unwrap(exc)
+            if isinstance(reason, _FATAL):
+                # Recorded as the exit (never restarted), then re-raised so that asyncio
+                # propagates it out of the event loop, as from any task.
+                if reason is exc:
+                    raise
+                raise reason  # noqa: B904 -- the leaf, so asyncio recognises it
         finally:
             run.reason = reason
             run.done.set()
@@ -506,6 +609,8 @@ class Supervisor:
         run = _Run(spec.id)
 
         def on_ready() -> None:
+            if run.task is not None:
+                self._unready.pop(run.task, None)
             child.run = run
             child.status = "running"
             if again:
@@ -514,7 +619,8 @@ class Supervisor:
 
         run.on_ready = on_ready
         assert self._exits_send is not None
-        run.task = self._spawn(self._child_main(spec, run, self._exits_send), spec.id)
+        task = run.task = self._spawn(self._child_main(spec, run, self._exits_send), spec.id)
+        self._unready[task] = spec.id
         try:
             await run.settled.wait()
         except BaseException:
@@ -524,6 +630,8 @@ class Supervisor:
                 child.status = "stopped"
             await self._stop_run(spec, run)
             raise
+        finally:
+            self._unready.pop(task, None)
         if not run.ready:
             cause = run.reason
             if not isinstance(cause, BaseException):
@@ -577,6 +685,9 @@ class Supervisor:
 
     async def _shutdown(self) -> None:
         self._closing = True
+        # Admin calls in flight first: one blocked on a child that never becomes ready
+        # would otherwise hold the lock, and stopping, forever.
+        self._cancel_admin_calls()
         if self._manager_scope is not None and self._manager_done is not None:
             self._manager_scope.cancel()
             await self._manager_done.wait()
@@ -599,10 +710,10 @@ class Supervisor:
         except Exception as exc:  # a bug in the supervisor itself: fail loudly, stop cleanly
             logger.exception("supervisor %s: internal error", self._name)
             self._closing = True
-            await self._stop_all()
             self._escalation = exc
             if self._host_scope is not None:
-                self._host_scope.cancel()
+                self._host_scope.cancel()  # before stopping: see _escalate
+            await self._stop_all()
         finally:
             self._manager_done.set()
 
@@ -619,10 +730,9 @@ class Supervisor:
             child.spec.id,
             f"reason={describe(reason.value if isinstance(reason, _Exit) else reason)}",
         )
-        restart = child.spec.restart
-        if restart == "temporary" or (restart == "transient" and normal):
+        if not self._will_restart(child.spec, reason):
             child.status = "stopped"
-            if restart == "temporary":
+            if child.spec.restart == "temporary":
                 self._children.remove(child)
             return
         await self._restart(child, reason)
@@ -669,6 +779,9 @@ class Supervisor:
             try:
                 await self._start(member, again=True)
             except _StartFailed as failed:
+                if isinstance(failed.cause, _FATAL):
+                    member.status = "stopped"  # it left through the event loop; no restart
+                    continue
                 member.status = "restarting"
                 return member, failed.cause
         return None
@@ -682,7 +795,6 @@ class Supervisor:
             f"reason={describe(reason.value if isinstance(reason, _Exit) else reason)}",
         )
         self._closing = True
-        await self._stop_all()
         self._escalation = MaxRestartsExceeded(
             self._name,
             max_restarts=self._max_restarts,
@@ -690,28 +802,30 @@ class Supervisor:
             child_id=child.spec.id,
             reason=reason.value if isinstance(reason, _Exit) else reason,
         )
+        # Cancel the body FIRST: stopping the children first would fail a body awaiting one
+        # of them (e.g. an Actor.call gets ActorExited), and that error would mask this one.
         if self._host_scope is not None:
             self._host_scope.cancel()
+        await self._stop_all()
 
 
-class _AdminGuard:
-    """Takes the supervisor lock for an admin call and re-checks it is still running."""
+def _retrieved(task: asyncio.Task[None]) -> None:
+    """Mark a finished task's exception as seen.
 
-    __slots__ = ("_action", "_lock", "_sup")
+    Only KeyboardInterrupt/SystemExit end a child's task with an exception; they already went
+    out through the event loop, so asyncio must not report them a second time as "never
+    retrieved" when the task is collected (a report that, made from a finaliser, can also
+    trip CPython 3.11's re-entrancy bug in ``ast.parse`` used by traceback formatting).
+    """
+    if not task.cancelled():
+        task.exception()
 
-    def __init__(self, sup: Supervisor, lock: anyio.Lock, action: str) -> None:
-        self._sup = sup
-        self._lock = lock
-        self._action = action
 
-    async def __aenter__(self) -> None:
-        await self._lock.acquire()
-        if not self._sup._active or self._sup._closing:
-            self._lock.release()
-            raise SupervisorNotRunning(self._action)
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        self._lock.release()
+def _raise_start_failure(id: str, cause: BaseException) -> NoReturn:
+    """``FailedToStartChild``, except for KeyboardInterrupt/SystemExit, which propagate."""
+    if isinstance(cause, _FATAL):
+        raise cause
+    raise FailedToStartChild(id, cause) from cause
 
 
 def _is_supervisor(spec: ChildSpec) -> bool:

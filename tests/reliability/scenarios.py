@@ -67,6 +67,15 @@ CACHE_CHILD = "instruction_files_cache"
 TYPED_ERRORS: tuple[type[Exception], ...] = (InstructionStoreError, WorkspaceNotFoundError)
 
 
+def db_path(project_id: str, agent: str) -> str:
+    """The expected path of a database source: ids verbatim, '%' and '/' percent-encoded."""
+
+    def encode(part: str) -> str:
+        return "".join({"%": "%25", "/": "%2F"}.get(char, char) for char in part)
+
+    return f"db:{encode(project_id)}/{encode(agent)}"
+
+
 # ------------------------------------------------------------------------------------------
 # Figures and resource accounting
 
@@ -318,7 +327,7 @@ class ChaosWorld:
         _, p, a = key
         paths = list(FILES)
         if p is not None and (p, a) in self.rows:
-            paths.append(f"db:{p}/{a}")
+            paths.append(db_path(p, a))
         return paths
 
     # -- edits (each one a write, then an invalidation that covers it) ---------------------

@@ -27,6 +27,7 @@ from tests.reliability.scenarios import (
     DB_EXPECT,
     DB_FAULTS,
     check_db_outcome,
+    db_path,
     fault_database,
     quiet_logs,
     small_world,
@@ -179,7 +180,7 @@ async def test_hostile_project_ids_and_slugs_get_exactly_their_own_row(tmp_path:
                         db_rows = [s for s in found if s.kind == "database"]
                         if (p, a) in rows:
                             assert [(s.path, s.content) for s in db_rows] == [
-                                (f"db:{p}/{a}", f"row for {p!r} / {a!r}")
+                                (db_path(p, a), f"row for {p!r} / {a!r}")
                             ]
                         else:
                             assert db_rows == []
@@ -202,7 +203,7 @@ async def test_hostile_project_ids_through_build_prompt(tmp_path: Path) -> None:
                 prompt = await h.build_prompt(ws, agent="reviewer", project_id=p)
                 found = [(html.unescape(s), body) for s, body in block.findall(prompt.text)]
                 if (p, "reviewer") in rows:
-                    assert found == [(f"db:{p}/reviewer", f"row for {p!r} / 'reviewer'")]
+                    assert found == [(db_path(p, "reviewer"), f"row for {p!r} / 'reviewer'")]
                 else:
                     assert found == []
 

@@ -129,9 +129,7 @@ def display(rel: str) -> str:
     """How discovery prints a path: a backslash doubled; control characters (C0, DEL, C1) and
     undecodable bytes as ``\\xNN``."""
     rel = rel.replace("\\", "\\\\")
-    rel = "".join(
-        f"\\x{ord(c):02x}" if ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F else c for c in rel
-    )
+    rel = "".join(f"\\x{ord(c):02x}" if ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F else c for c in rel)
     try:
         rel.encode("utf-8")
     except UnicodeEncodeError:
