@@ -24,6 +24,7 @@ is a normal setup).
 
 from __future__ import annotations
 
+import hashlib
 import os
 import stat
 from collections.abc import Iterable
@@ -76,8 +77,16 @@ def _refusal_warning(refusal: SymlinkRefusal) -> str:
     return f"{refusal.part} {refusal.reason}, so the symlink cannot be checked; skipped"
 
 
-def _read_capped(path: str, cap: int) -> tuple[bytes | None, str | None, tuple[int, int] | None]:
-    """Read a regular file of at most ``cap`` bytes: ``(data, problem, identity)``."""
+_Identity = tuple[int, int, bytes]
+
+
+def _read_capped(path: str, cap: int) -> tuple[bytes | None, str | None, _Identity | None]:
+    """Read a regular file of at most ``cap`` bytes: ``(data, problem, identity)``.
+
+    The identity is (device, inode, sha256 of the bytes): the file is closed before the next
+    one is opened, so an atomic save meanwhile may hand its inode number to another file; with
+    the content in the key, two different files are never merged as "the same file".
+    """
     try:
         fd = os.open(path, OPEN_FLAGS)
     except OSError as exc:
@@ -91,7 +100,7 @@ def _read_capped(path: str, cap: int) -> tuple[bytes | None, str | None, tuple[i
         data = read_capped(fd, info.st_size, cap)
         if len(data) > cap:
             return None, f"grew past the {cap}-byte cap while being read; skipped", None
-        return data, None, (info.st_dev, info.st_ino)
+        return data, None, (info.st_dev, info.st_ino, hashlib.sha256(data).digest())
     except OSError as exc:
         return None, f"cannot be read ({exc.strerror or exc}); skipped", None
     finally:
@@ -138,7 +147,7 @@ def load_project_context(
         root, InstructionFilesSettings().vendored if vendored is None else vendored
     )
     units: list[Unit] = []
-    seen: dict[tuple[int, int], str] = {}
+    seen: dict[_Identity, str] = {}
     for name in ordered_names(names):
         relative = display_path(f"{DIRECTORY}/{name}")  # printable: it names the unit
         target = os.path.join(directory, name)

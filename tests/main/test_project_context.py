@@ -244,3 +244,39 @@ def test_undecodable_and_escape_like_names_are_distinct_printable_units(tmp_path
     for unit in found.units:
         assert unit.source == unit.id
         unit.id.encode("utf-8")
+
+
+def test_an_inode_number_reused_by_an_atomic_save_does_not_merge_two_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import harness.project_context as project_context
+    from tests.filesystem import reuses_inodes_at_once
+
+    if not reuses_inodes_at_once(tmp_path):
+        pytest.skip("this filesystem does not reuse inode numbers at once (e.g. tmpfs)")
+    context = tmp_path / ".AGENTS"
+    context.mkdir()
+    (context / "overview.md").write_text("overview v0\n")
+    (context / "conventions.md").write_text("conventions v0\n")
+    read = project_context._read_capped
+    saved: list[bool] = []
+
+    def read_then_save(path: str, cap: int) -> object:
+        found = read(path, cap)
+        if not saved:  # free the file just read, then give its number to the next new file
+            saved.append(True)
+            for name in ("overview.md", "conventions.md"):
+                staging = context / f".{name}.tmp"
+                staging.write_text(f"{name.removesuffix('.md')} v1\n")
+                os.replace(staging, context / name)
+        return found
+
+    monkeypatch.setattr(project_context, "_read_capped", read_then_save)
+    for _ in range(10):  # the reuse is likely, not certain: repeat the scenario
+        saved.clear()
+        found = load_project_context(tmp_path)
+        assert [unit.id for unit in found.units] == [
+            ".AGENTS/overview.md",
+            ".AGENTS/conventions.md",
+        ]
+        assert found.warnings == ()
