@@ -346,22 +346,34 @@ class SymlinkPolicy:
 
     @staticmethod
     def _parse(rel: str, path: str, shown: str) -> IgnoreFile | SymlinkRefusal | None:
-        cap = _GITIGNORE_MAX_BYTES
-        try:
-            fd = os.open(path, OPEN_FLAGS)
-            try:
-                info = os.fstat(fd)
-                if not stat.S_ISREG(info.st_mode):  # swapped since lstat: as a special file
-                    return None
-                data = read_capped(fd, info.st_size, cap)
-            finally:
-                os.close(fd)
-        except OSError as exc:
-            return SymlinkRefusal("unchecked", "", shown, f"cannot be read ({_reason(exc)})")
-        if len(data) > cap:
-            return SymlinkRefusal("unchecked", "", shown, f"is over the {cap}-byte cap")
+        data = read_gitignore(path)
+        if data is None:  # swapped for a special file since lstat: git would not read it
+            return None
+        if isinstance(data, str):
+            return SymlinkRefusal("unchecked", "", shown, data)
         parsed, _ = IgnoreFile.parse(rel, data.decode("utf-8", "replace"))
         return None if parsed.empty else parsed
+
+
+def read_gitignore(path: str) -> bytes | str | None:
+    """A ``.gitignore``'s bytes; None if it is not a regular file after all; or, as a string,
+    why it cannot be applied (unreadable, or over the cap). The walk and the symlink policy
+    both read through here, so they agree on which files apply."""
+    cap = _GITIGNORE_MAX_BYTES
+    try:
+        fd = os.open(path, OPEN_FLAGS)
+        try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode):
+                return None
+            data = read_capped(fd, info.st_size, cap)
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        return f"cannot be read ({_reason(exc)})"
+    if len(data) > cap:
+        return f"is over the {cap}-byte cap"
+    return data
 
 
 class _Unknown(enum.Enum):
@@ -602,29 +614,21 @@ class _Walk:
     ) -> IgnoreChain | _Unknown | None:
         """The chain with this ``.gitignore`` applied, or ``_UNKNOWN`` (warned) when it exists
         but cannot be read or is over the cap."""
-        shown = rel or "."
         try:
             if not entry.is_file(follow_symlinks=False):
                 if entry.is_symlink():  # git does not follow a symlinked .gitignore either
                     self.warn(gitignore_rel, "not applied: a symlink (git does not follow it)")
                 return chain
-            fd = os.open(entry.path, OPEN_FLAGS)
-            try:
-                data = read_capped(fd, _GITIGNORE_MAX_BYTES, _GITIGNORE_MAX_BYTES)
-            finally:
-                os.close(fd)
         except OSError as exc:
+            data: bytes | str | None = f"cannot be examined ({_reason(exc)})"
+        else:
+            data = read_gitignore(entry.path)
+        if data is None:  # swapped for a special file meanwhile: git would not read it either
+            return chain
+        if isinstance(data, str):
             self.warn(
                 gitignore_rel,
-                f"cannot be read ({_reason(exc)}): nothing in {shown!r} is read, since what it "
-                "ignores is unknown",
-            )
-            return _UNKNOWN
-        if len(data) > _GITIGNORE_MAX_BYTES:
-            self.warn(
-                gitignore_rel,
-                f"larger than {_GITIGNORE_MAX_BYTES} bytes: nothing in {shown!r} is read, since "
-                "what it ignores is unknown",
+                f"{data}: nothing in {rel or '.'!r} is read, since what it ignores is unknown",
             )
             return _UNKNOWN
         ignore, problems = IgnoreFile.parse(rel, data.decode("utf-8", "replace"))
