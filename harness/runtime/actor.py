@@ -187,7 +187,15 @@ class Actor:
     async def _run_terminate(self, reason: ExitReason) -> None:
         """Run ``terminate`` shielded, cut off after the child's shutdown (see terminate)."""
         shutdown = self._shutdown
-        bound = 0.0 if shutdown == "brutal" else shutdown
+        bound: float | None
+        if shutdown == "brutal":
+            bound = 0.0
+        elif shutdown is None:
+            bound = None
+        else:
+            # A little inside the shutdown: the supervisor's own wait for this task started a
+            # moment earlier, and must see a cooperating actor finish, not abandon it.
+            bound = max(0.0, shutdown - min(0.05, shutdown / 10))
         child_id = self._id or type(self).__name__
         with anyio.CancelScope(shield=True):
             with anyio.move_on_after(bound) as cut:

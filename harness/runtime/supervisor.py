@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import logging
 import math
 from collections import deque
@@ -218,13 +219,30 @@ class RestartWindow:
 
 
 class _Child:
-    __slots__ = ("restarts", "run", "spec", "status")
+    __slots__ = ("detached", "restarts", "run", "spec", "status")
 
     def __init__(self, spec: ChildSpec) -> None:
         self.spec = spec
         self.run: _Run | None = None
         self.status: Status = "stopped"
         self.restarts = 0
+        # An incarnation stopped from inside its own task tree (it cannot be waited for
+        # there): cancelled, and waited for later, before a new one starts or at shutdown.
+        self.detached: _Run | None = None
+
+
+_Lineage: TypeAlias = "tuple[tuple[Supervisor, _Run], ...]"
+_LINEAGE: contextvars.ContextVar[_Lineage] = contextvars.ContextVar(
+    "harness_runtime_lineage", default=()
+)
+"""The (supervisor, incarnation) pairs whose task tree the current task belongs to, outermost
+first. Tasks a child spawns inherit it, so a call from anywhere inside a child's tree is
+recognised as coming from that child (and from its ancestors, through nested supervisors)."""
+
+
+def _own_runs(sup: Supervisor) -> list[_Run]:
+    """The incarnations of ``sup``'s children whose task tree the calling task is in."""
+    return [run for owner, run in _LINEAGE.get() if owner is sup]
 
 
 class _StartFailed(Exception):
@@ -288,8 +306,9 @@ class Supervisor:
         self._exits_recv: MemoryObjectReceiveStream[_Run] | None = None
         self._manager_scope: anyio.CancelScope | None = None
         self._manager_done: anyio.Event | None = None
-        # Tasks of children started but not yet ready: their admin calls fail at once.
-        self._unready: dict[asyncio.Task[None], str] = {}
+        # Where this supervisor runs in a supervision tree (set on entering): its children's
+        # lineage extends it, whatever task happens to start them.
+        self._lineage: _Lineage = ()
         # One scope per admin call in flight, cancelled when the supervisor stops.
         self._admin_scopes: set[anyio.CancelScope] = set()
 
@@ -358,6 +377,7 @@ class Supervisor:
         self._lock = anyio.Lock()
         self._exits_send, self._exits_recv = anyio.create_memory_object_stream[_Run](math.inf)
         self._active = True
+        self._lineage = _LINEAGE.get()
         # Start under the lock: an admin call from a child that is already ready waits until
         # the whole initial list is up (it cannot reorder or double-start it).
         lock = self._lock
@@ -446,19 +466,14 @@ class Supervisor:
     async def terminate_child(self, id: str) -> None:
         """Stop a child (bounded by its shutdown); its spec stays unless it is temporary.
 
-        A child terminating itself is not waited for (it would wait for its own exit): its
-        cancellation lands at its next ``await``, as OTP kills the calling process.
+        A child terminating itself (from its own task or any task it spawned) is not waited for
+        here, since it would wait for its own exit: its cancellation lands at its next
+        ``await``, as OTP kills the calling process. It is waited for (bounded by its
+        shutdown) before it is started again and when the supervisor stops.
         """
         async with self._admin("terminate_child"):
             child = self._get(id)
-            run = child.run
-            if run is not None and run.task is asyncio.current_task():
-                child.run = None
-                child.status = "stopped"
-                run.scope.cancel()
-                self._log(logging.DEBUG, "child_terminated", id, "reason=shutdown (itself)")
-            else:
-                await self._stop_child(child)
+            await self._stop_child(child)
             if child.spec.restart == "temporary":
                 self._children.remove(child)
 
@@ -493,14 +508,22 @@ class Supervisor:
         lock = self._lock
         if not self._active or self._closing or lock is None:
             raise SupervisorNotRunning(action)
-        unready = self._unready.get(asyncio.current_task())  # type: ignore[arg-type]
-        if unready is not None:
-            raise AdminCallBeforeReady(action, unready)
+        own = _own_runs(self)
+        for run in own:
+            if not run.ready:  # we hold the lock until that very readiness: it would deadlock
+                raise AdminCallBeforeReady(action, run.child_id)
         scope = anyio.CancelScope()
         self._admin_scopes.add(scope)
         try:
             with scope:
                 async with lock:
+                    # Exits that happened before this call are handled first, as OTP's
+                    # supervisor handles its mailbox in order, so a crash is not erased by the
+                    # call. Not from inside a child's own tree: a restart there could stop the
+                    # caller itself (its exits stay with the manager; a crash of a child this
+                    # call stops is still logged, by _stop_run).
+                    if not own:
+                        await self._settle_exits()
                     if not self._active or self._closing:
                         raise SupervisorNotRunning(action)
                     yield
@@ -508,6 +531,17 @@ class Supervisor:
             self._admin_scopes.discard(scope)
         if scope.cancelled_caught:
             raise SupervisorNotRunning(action)
+
+    async def _settle_exits(self) -> None:
+        """Handle the exits of children that ended but whose exit is still queued."""
+        while not self._closing:
+            ended = next(
+                (c.run for c in self._children if c.run is not None and c.run.done.is_set()),
+                None,
+            )
+            if ended is None:
+                return
+            await self._handle_exit(ended)
 
     def _cancel_admin_calls(self) -> None:
         for scope in self._admin_scopes:
@@ -574,6 +608,8 @@ class Supervisor:
         No error escapes, except KeyboardInterrupt/SystemExit (recorded as the exit first).
         """
         reason: _Reason = _Exit.NORMAL
+        # This task's tree is this incarnation's, whichever task started it.
+        _LINEAGE.set((*self._lineage, (self, run)))
         try:
             with run.scope:
                 await spec.start(_ReadySignal(run))
@@ -609,8 +645,6 @@ class Supervisor:
         run = _Run(spec.id)
 
         def on_ready() -> None:
-            if run.task is not None:
-                self._unready.pop(run.task, None)
             child.run = run
             child.status = "running"
             if again:
@@ -618,9 +652,9 @@ class Supervisor:
             self._log(logging.INFO, "child_started", spec.id, f"restart={spec.restart}")
 
         run.on_ready = on_ready
+        await self._wait_detached(child)
         assert self._exits_send is not None
-        task = run.task = self._spawn(self._child_main(spec, run, self._exits_send), spec.id)
-        self._unready[task] = spec.id
+        run.task = self._spawn(self._child_main(spec, run, self._exits_send), spec.id)
         try:
             await run.settled.wait()
         except BaseException:
@@ -630,8 +664,6 @@ class Supervisor:
                 child.status = "stopped"
             await self._stop_run(spec, run)
             raise
-        finally:
-            self._unready.pop(task, None)
         if not run.ready:
             cause = run.reason
             if not isinstance(cause, BaseException):
@@ -645,6 +677,9 @@ class Supervisor:
         """Stop one incarnation, bounded by its shutdown; abandon it if it will not stop."""
         with anyio.CancelScope(shield=True):
             if run.done.is_set():
+                # Ended on its own meanwhile; its queued exit will be dropped as stale, so
+                # its outcome is reported here.
+                self._log_ended(spec, run)
                 return
             run.scope.cancel()
             if spec.shutdown == "brutal":
@@ -674,14 +709,39 @@ class Supervisor:
     async def _stop_child(self, child: _Child) -> None:
         run, child.run = child.run, None
         child.status = "stopped"
-        if run is not None:
-            await self._stop_run(child.spec, run)
+        if run is None:
+            return
+        if run in _own_runs(self):
+            # Called from inside this incarnation's own task tree: waiting would wait for
+            # ourselves. Cancel it now; it is waited for later (see _wait_detached).
+            run.scope.cancel()
+            child.detached = run
+            self._log(logging.DEBUG, "child_terminated", child.spec.id, "reason=shutdown (itself)")
+            return
+        await self._stop_run(child.spec, run)
+
+    async def _wait_detached(self, child: _Child) -> None:
+        """Wait (bounded by its shutdown) for an incarnation stopped from its own tree, unless
+        the caller is still inside that tree (then the new one starts alongside its exit)."""
+        run = child.detached
+        if run is None or run in _own_runs(self):
+            return
+        child.detached = None
+        await self._stop_run(child.spec, run)
+
+    def _log_ended(self, spec: ChildSpec, run: _Run) -> None:
+        reason = run.reason
+        if isinstance(reason, BaseException):
+            self._log(logging.ERROR, "child_terminated", spec.id, f"reason={describe(reason)}")
+        else:
+            self._log(logging.DEBUG, "child_terminated", spec.id, f"reason={reason.value}")
 
     async def _stop_all(self) -> None:
         """Stop every child, in reverse start order, one at a time."""
         with anyio.CancelScope(shield=True):
             for child in reversed(list(self._children)):
                 await self._stop_child(child)
+                await self._wait_detached(child)
 
     async def _shutdown(self) -> None:
         self._closing = True
@@ -719,10 +779,16 @@ class Supervisor:
 
     async def _handle_exit(self, run: _Run) -> None:
         child = self._find(run.child_id)
+        if child is not None and child.detached is run:  # stopped from its own tree: done now
+            child.detached = None
+            self._log_ended(child.spec, run)
+            return
         if child is None or child.run is not run:
             return  # stale: the supervisor stopped or replaced this incarnation itself
         child.run = None
         reason = run.reason
+        # Truthful at once, while siblings are being stopped for the strategy.
+        child.status = "restarting" if self._will_restart(child.spec, reason) else "stopped"
         normal = reason is _Exit.NORMAL
         self._log(
             logging.INFO if normal else logging.ERROR,

@@ -580,3 +580,202 @@ async def test_max_restarts_after_normal_exits_does_not_blame_a_crash() -> None:
         assert "exited normally" in message
         assert "transient" in message
         assert "Fix the crashing child" not in message
+
+
+# --------------------------------------------------------------------------- second review:
+# calls from tasks a child spawns, self-terminated incarnations, exits racing admin calls
+
+
+@pytest.mark.parametrize("shutdown", [None, 5.0])
+async def test_a_childs_helper_task_terminating_the_child_returns_at_once(
+    shutdown: float | None,
+) -> None:
+    with anyio.fail_after(3):
+        sup: Supervisor
+        returned = anyio.Event()
+
+        async def kid(task_status: Any) -> None:
+            task_status.started()
+
+            async def helper() -> None:
+                await sup.terminate_child("k")
+                returned.set()
+
+            async with anyio.create_task_group() as group:
+                group.start_soon(helper)
+                await anyio.sleep_forever()
+
+        sup = Supervisor([ChildSpec("k", kid, shutdown=shutdown)])
+        async with sup:
+            await returned.wait()
+            assert [(c.id, c.status) for c in sup.which_children()] == [("k", "stopped")]
+
+
+async def test_a_grandchild_terminating_its_own_subtree_returns_at_once() -> None:
+    with anyio.fail_after(3):
+        outer: Supervisor
+        returned = anyio.Event()
+
+        async def grandchild(task_status: Any) -> None:
+            task_status.started()
+            await outer.terminate_child("inner")  # the nested supervisor it lives in
+            returned.set()
+            await anyio.sleep_forever()
+
+        inner = Supervisor([ChildSpec("gc", grandchild, shutdown=None)])
+        outer = Supervisor([inner.child_spec("inner")])
+        async with outer:
+            await returned.wait()
+            await anyio.sleep(0.05)
+            assert [(c.id, c.status) for c in outer.which_children()] == [("inner", "stopped")]
+
+
+async def test_an_unready_childs_helper_task_gets_admin_call_before_ready() -> None:
+    with anyio.fail_after(3):
+        sup: Supervisor
+
+        async def kid(task_status: Any) -> None:
+            async def helper(task_status: Any) -> None:
+                await sup.start_child(ChildSpec("other", ready_then_forever))
+                task_status.started()
+
+            async with anyio.create_task_group() as group:
+                await group.start(helper)  # set up through a helper, then report ready
+                task_status.started()
+                await anyio.sleep_forever()
+
+        sup = Supervisor([ChildSpec("k", kid)])
+        with pytest.raises(FailedToStartChild) as info:
+            async with sup:
+                pass
+        assert isinstance(info.value.cause, AdminCallBeforeReady)
+
+
+async def test_a_self_terminated_child_is_waited_for_and_its_stop_error_logged(
+    supervision_log: Any,
+) -> None:
+    with anyio.fail_after(3):
+        sup: Supervisor
+        cleaned = anyio.Event()
+
+        async def kid(task_status: Any) -> None:
+            task_status.started()
+            try:
+                await sup.terminate_child("k")
+                await anyio.sleep_forever()
+            finally:
+                with anyio.CancelScope(shield=True):
+                    await anyio.sleep(0.1)  # an honest, slow cleanup
+                cleaned.set()
+                raise OSError("flush failed while stopping")
+
+        sup = Supervisor([ChildSpec("k", kid, shutdown=5.0)])
+        async with sup:
+            await anyio.sleep(0.01)
+            assert not cleaned.is_set()
+        assert cleaned.is_set()  # the async with waited for the cleanup
+        assert ("child_terminated", "k") in supervision_log.records
+
+
+async def test_restarting_a_self_terminated_child_waits_for_its_exit() -> None:
+    with anyio.fail_after(3):
+        sup: Supervisor
+        alive = 0
+        most = 0
+        stopped = anyio.Event()
+
+        async def kid(task_status: Any) -> None:
+            nonlocal alive, most
+            alive += 1
+            most = max(most, alive)
+            task_status.started()
+            try:
+                if not stopped.is_set():
+                    stopped.set()
+                    await sup.terminate_child("k")
+                await anyio.sleep_forever()
+            finally:
+                with anyio.CancelScope(shield=True):
+                    await anyio.sleep(0.1)
+                alive -= 1
+
+        sup = Supervisor([ChildSpec("k", kid, shutdown=5.0)])
+        async with sup:
+            await stopped.wait()
+            await sup.restart_child("k")
+            assert most == 1  # never two incarnations at once
+            assert [(c.id, c.status) for c in sup.which_children()] == [("k", "running")]
+
+
+async def test_a_dead_child_is_restarting_while_its_siblings_are_stopped() -> None:
+    with anyio.fail_after(3):
+        crash = anyio.Event()
+        stopping = anyio.Event()
+
+        async def slow_stop(task_status: Any) -> None:
+            task_status.started()
+            try:
+                await anyio.sleep_forever()
+            finally:
+                stopping.set()
+                with anyio.CancelScope(shield=True):
+                    await anyio.sleep(0.3)
+
+        sup = Supervisor(
+            [ChildSpec("a", crash_on(crash)), ChildSpec("b", slow_stop)], strategy="one_for_all"
+        )
+        async with sup:
+            crash.set()
+            await stopping.wait()  # the manager is stopping b for the strategy
+            first = sup.which_children()[0]
+            assert (first.id, first.status) == ("a", "restarting")
+            assert sup.count_children()["active"] == 0
+
+
+async def test_an_exit_queued_before_an_admin_call_is_handled_first(supervision_log: Any) -> None:
+    """The crash is logged and its strategy applied, not erased by the call."""
+    with anyio.fail_after(3):
+        crash = anyio.Event()
+        starts: list[str] = []
+
+        def kid(name: str) -> Callable[[Any], Coroutine[Any, Any, None]]:
+            async def start(task_status: Any) -> None:
+                starts.append(name)
+                task_status.started()
+                if name == "b" and len(starts) <= 3:
+                    await crash.wait()
+                    raise Boom("b crashed")
+                await anyio.sleep_forever()
+
+            return start
+
+        children = [ChildSpec(name, kid(name)) for name in "abc"]
+        sup = Supervisor(children, strategy="one_for_all")
+        async with sup:
+            crash.set()
+            while sup.which_children()[1].status == "running":
+                await anyio.lowlevel.checkpoint()  # b ended; its exit is still queued
+            await sup.terminate_child("b")
+            assert ("child_terminated", "b") in supervision_log.records
+            assert starts == ["a", "b", "c", "a", "b", "c"]  # the strategy ran first
+            assert [(c.id, c.status) for c in sup.which_children()] == [
+                ("a", "running"),
+                ("b", "stopped"),
+                ("c", "running"),
+            ]
+
+
+class SlowTerminate(Actor):
+    async def terminate(self, reason: Any) -> None:
+        await anyio.sleep(10)
+
+
+async def test_an_actor_cut_off_at_its_shutdown_is_not_reported_abandoned(
+    supervision_log: Any,
+) -> None:
+    with anyio.fail_after(3):
+        actor = SlowTerminate()
+        async with Supervisor([actor.child_spec("a", shutdown=0.3)]):
+            pass
+        assert ("terminate_timeout", "a") in supervision_log.records
+        assert ("shutdown_error", "a") not in supervision_log.records
