@@ -318,12 +318,21 @@ async def _call_with_timeout(name: str, handler: HookHandler, payload: Any, limi
 
 
 def _cancel_baseline() -> tuple[asyncio.Task[Any] | None, int]:
-    """The running task and its count of pending cancellation requests (None, 0 off asyncio)."""
+    """The running task and its count of cancellation requests already being handled when
+    this run began (None, 0 off asyncio).
+
+    A request not yet delivered (the task cancelled itself, or was cancelled from another
+    thread, just before the run) is not "being handled": it will land inside a handler and is
+    a cancellation from outside. asyncio exposes that state only as ``Task._must_cancel``.
+    """
     try:
         task = asyncio.current_task()
     except RuntimeError:  # not running on asyncio
         return None, 0
-    return task, task.cancelling() if task is not None else 0
+    if task is None:
+        return None, 0
+    undelivered = 1 if getattr(task, "_must_cancel", False) else 0
+    return task, task.cancelling() - undelivered
 
 
 async def _propagate_outside_cancellation(

@@ -411,3 +411,29 @@ async def test_hooks_run_in_shielded_cleanup_of_a_cancelled_task_report_halts(gu
         [outcome] = outcomes
         assert outcome.halted and outcome.halted_by == guard.__qualname__
         assert isinstance(outcome.error, RuntimeError)
+
+
+@pytest.mark.parametrize("swallow", [False, True])
+async def test_a_cancellation_requested_just_before_the_run_propagates(swallow: bool) -> None:
+    """The task cancelled itself (or another thread cancelled it) before run() began: the
+    request lands inside the handler, and is still a cancellation from outside."""
+    with anyio.fail_after(5):
+
+        async def waits(payload: Any) -> None:
+            try:
+                await asyncio.sleep(0)
+            except asyncio.CancelledError:
+                if not swallow:
+                    raise
+
+        hooks = Hooks().register("pre_tool_use", waits)
+
+        async def body() -> object:
+            current = asyncio.current_task()
+            assert current is not None
+            current.cancel()  # requested, not yet delivered
+            return await hooks.run("pre_tool_use", {})
+
+        task = asyncio.ensure_future(body())
+        with pytest.raises(asyncio.CancelledError):
+            await task
