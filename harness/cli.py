@@ -228,9 +228,12 @@ async def _debug(args: argparse.Namespace) -> int:
 def _format_sources(
     instruction_set: InstructionSet, context: ProjectContext, args: argparse.Namespace
 ) -> str:
+    from harness.instruction_files.discovery import printable
+
     who = f"agent {args.agent}" if args.agent else "no agent"
     project = f", project {args.project_id}" if args.project_id else ", no project"
-    lines = [f"instruction files in {args.workspace} ({who}{project}), least authoritative first:"]
+    header = f"instruction files in {args.workspace} ({who}{project}), least authoritative first:"
+    lines = [printable(header)]
     if not instruction_set.sources:
         lines.append("  (none)")
     for index, source in enumerate(instruction_set.sources, start=1):

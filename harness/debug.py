@@ -26,6 +26,7 @@ import anyio
 
 from harness.config import HarnessConfig
 from harness.harness import Harness, LayerInput, PromptBuild
+from harness.instruction_files.discovery import escape_control, printable
 from harness.prompt_assembler import AssembledPrompt
 
 if TYPE_CHECKING:
@@ -57,13 +58,13 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]|\r(?!\n)")
 
 
 def _visible(text: str) -> tuple[str, int]:
-    """``text`` with control characters other than newline, tab and CRLF shown as ``\\xNN``, and
+    """``text`` with control characters other than newline, tab and CRLF shown escaped, and
     how many there were: an instruction file is hostile input, and an escape sequence printed
     raw would act on the terminal instead of being seen."""
     found = len(_CONTROL.findall(text))
     if not found:
         return text, 0
-    return _CONTROL.sub(lambda match: f"\\x{ord(match.group()):02x}", text), found
+    return _CONTROL.sub(escape_control, text), found
 
 
 def format_build(build: PromptBuild, *, width: int = WIDTH) -> str:
@@ -73,8 +74,8 @@ def format_build(build: PromptBuild, *, width: int = WIDTH) -> str:
     rule = "-" * width
     lines: list[str] = []
     project = f", project {build.project_id}" if build.project_id else ", no project"
-    lines.append(f"harness debug: agent {build.agent}{project}")
-    lines.append(f"workspace  {build.workspace}")
+    lines.append(printable(f"harness debug: agent {build.agent}{project}"))
+    lines.append(printable(f"workspace  {build.workspace}"))
     legend = "~ marks estimated counts" if est else "exact counts"
     lines.append(f"tokenizer  {build.tokenizer_name} ({legend})")
     lines.append("")
@@ -132,8 +133,8 @@ def format_build(build: PromptBuild, *, width: int = WIDTH) -> str:
     lines.append("-" * width)
     if controls:
         lines.append(
-            f"({controls} control character(s) in the prompt are shown as \\xNN above; the "
-            "digest is of the prompt as the model gets it)"
+            f"({controls} control character(s) in the prompt are shown as \\xNN or \\uNNNN "
+            "above; the digest is of the prompt as the model gets it)"
         )
     return "\n".join(lines) + "\n"
 

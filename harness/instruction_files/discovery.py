@@ -201,15 +201,28 @@ def _reason(exc: OSError) -> str:
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
+def escape_control(found: re.Match[str]) -> str:
+    """C0 controls and DEL as ``\\xNN``; C1 controls (U+0080-U+009F) as ``\\u00NN``, since
+    ``\\x80``-``\\xff`` already name undecodable bytes."""
+    code = ord(found.group())
+    return f"\\x{code:02x}" if code < 0x80 else f"\\u{code:04x}"
+
+
+def printable(text: str) -> str:
+    """``text`` with every control character escaped (see ``escape_control``): for one-line
+    report headers that echo caller input."""
+    return _CONTROL.sub(escape_control, text) if _CONTROL.search(text) else text
+
+
 def display_path(rel: str) -> str:
-    """A printable, unambiguous path: undecodable bytes and control characters of a file name
-    are shown as ``\\xNN`` (a name is hostile input: an escape sequence must not reach a
-    terminal, a newline must not forge a line), so a backslash in a name is shown doubled (a
-    directory literally named ``\\xff`` must not read like the byte 0xFF)."""
+    """A printable, unambiguous path, so every file gets its own: undecodable bytes of a name
+    are shown as ``\\xNN``; control characters escaped too (a name is hostile input: an escape
+    sequence must not reach a terminal, a newline must not forge a line); and a backslash is
+    shown doubled (a directory literally named ``\\xff`` must not read like the byte 0xFF)."""
     if "\\" in rel:
         rel = rel.replace("\\", "\\\\")
     if _CONTROL.search(rel):
-        rel = _CONTROL.sub(lambda found: f"\\x{ord(found.group()):02x}", rel)
+        rel = _CONTROL.sub(escape_control, rel)
     try:
         rel.encode("utf-8")
     except UnicodeEncodeError:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import importlib.resources
 import os
+import re
 import sqlite3
 import stat
 import threading
@@ -56,17 +57,24 @@ def create_schema(database: str | os.PathLike[str]) -> None:
 def source_path(project_id: str, agent: str) -> str:
     """The ``path`` of a database source: ``"db:<project_id>/<agent>"``.
 
-    A ``/`` or ``%`` inside either id is percent-encoded (``acme/prod`` -> ``acme%2Fprod``), so
-    the path names one row: project ``a/b`` with agent ``c`` and project ``a`` with agent
-    ``b/c`` must not look alike. Ids without those characters appear verbatim.
+    Characters that would make it ambiguous or unprintable are percent-encoded (their UTF-8
+    bytes): ``/`` and ``%`` (project ``a/b`` with agent ``c`` must not look like project ``a``
+    with agent ``b/c``), control characters and lone surrogates (an id is caller input, and
+    this path is printed). Other ids appear verbatim.
     """
     return f"db:{_quote(project_id)}/{_quote(agent)}"
 
 
+_NEEDS_QUOTING = re.compile(r"[%/\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+
+
 def _quote(part: str) -> str:
-    if "/" not in part and "%" not in part:
-        return part
-    return part.replace("%", "%25").replace("/", "%2F")
+    return _NEEDS_QUOTING.sub(
+        lambda found: "".join(
+            f"%{byte:02X}" for byte in found.group().encode("utf-8", "surrogatepass")
+        ),
+        part,
+    )
 
 
 def _read_only_uri(database: Path) -> str:

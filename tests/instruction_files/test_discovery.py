@@ -614,6 +614,18 @@ def test_a_name_spelled_like_an_escape_is_not_confused_with_one(ws: Path) -> Non
     assert sorted(paths(discover(ws))) == ["caf\\\\xe9/AGENTS.md", "caf\\xe9/AGENTS.md"]
 
 
+def test_a_c1_control_and_the_undecodable_byte_of_its_number_get_distinct_paths(
+    ws: Path,
+) -> None:
+    """U+0085 (bytes c2 85) and the lone byte 0x85 must not both read ``\\x85``."""
+    root = os.fsencode(ws)
+    for name in (b"\xc2\x85", b"\x85"):
+        os.mkdir(root + b"/" + name)
+        with open(root + b"/" + name + b"/AGENTS.md", "wb") as handle:
+            handle.write(b"rules\n")
+    assert sorted(paths(discover(ws))) == ["\\u0085/AGENTS.md", "\\x85/AGENTS.md"]
+
+
 async def test_escape_twins_build_into_one_prompt(ws: Path) -> None:
     from harness import Harness
 

@@ -354,3 +354,5 @@ def test_database_source_paths_name_one_row() -> None:
     assert source_path("acme/prod", "reviewer") != source_path("acme", "prod/reviewer")
     assert source_path("acme/prod", "reviewer") == "db:acme%2Fprod/reviewer"
     assert source_path("50%", "a") == "db:50%25/a"
+    assert source_path("a\x1b[31m", "b\n") == "db:a%1B[31m/b%0A"  # printable
+    assert source_path("projet-é", "a") == "db:projet-é/a"  # other text verbatim

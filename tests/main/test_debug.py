@@ -124,5 +124,12 @@ def test_control_characters_never_reach_the_terminal_raw(tmp_path: Path) -> None
     assert "\x1b" not in shown and "\x07" not in shown
     assert "x\\x1b]0;pwned\\x07/AGENTS.md" in shown
     assert "rules \\x1b[2J end\\x0dforged\r\nwindows line" in shown  # CRLF is harmless
-    assert "control character(s) in the prompt are shown as \\xNN" in shown
+    assert "control character(s) in the prompt are shown as \\xNN or \\uNNNN" in shown
     assert "\x1b[2J" in prompt.text  # the prompt itself is what the model gets, unaltered
+
+
+def test_caller_input_in_the_report_header_is_shown_escaped(tmp_path: Path) -> None:
+    out = io.StringIO()
+    harness.debug.print(tmp_path, agent="reviewer", project_id="a\x1b[31mX", file=out)
+    header = out.getvalue().splitlines()[0]
+    assert header == "harness debug: agent reviewer, project a\\x1b[31mX"

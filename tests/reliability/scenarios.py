@@ -68,10 +68,17 @@ TYPED_ERRORS: tuple[type[Exception], ...] = (InstructionStoreError, WorkspaceNot
 
 
 def db_path(project_id: str, agent: str) -> str:
-    """The expected path of a database source: ids verbatim, '%' and '/' percent-encoded."""
+    """The expected path of a database source: ids verbatim but '%', '/', control characters
+    and lone surrogates percent-encoded (UTF-8 bytes)."""
 
     def encode(part: str) -> str:
-        return "".join({"%": "%25", "/": "%2F"}.get(char, char) for char in part)
+        def one(char: str) -> str:
+            code = ord(char)
+            if char in "%/" or code < 0x20 or 0x7F <= code <= 0x9F or 0xD800 <= code <= 0xDFFF:
+                return "".join(f"%{b:02X}" for b in char.encode("utf-8", "surrogatepass"))
+            return char
+
+        return "".join(one(char) for char in part)
 
     return f"db:{encode(project_id)}/{encode(agent)}"
 

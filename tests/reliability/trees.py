@@ -126,10 +126,17 @@ def valid_name(name: str) -> bool:
 
 
 def display(rel: str) -> str:
-    """How discovery prints a path: a backslash doubled; control characters (C0, DEL, C1) and
-    undecodable bytes as ``\\xNN``."""
+    """How discovery prints a path: a backslash doubled; C0 controls, DEL and undecodable bytes
+    as ``\\xNN``; C1 controls as ``\\u00NN``."""
     rel = rel.replace("\\", "\\\\")
-    rel = "".join(f"\\x{ord(c):02x}" if ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F else c for c in rel)
+    rel = "".join(
+        f"\\x{ord(c):02x}"
+        if ord(c) < 0x20 or ord(c) == 0x7F
+        else f"\\u{ord(c):04x}"
+        if 0x80 <= ord(c) <= 0x9F
+        else c
+        for c in rel
+    )
     try:
         rel.encode("utf-8")
     except UnicodeEncodeError:
