@@ -364,7 +364,7 @@ class SymlinkPolicy:
             return None
         if isinstance(data, str):
             return SymlinkRefusal("unchecked", "", shown, data)
-        parsed, _ = IgnoreFile.parse(rel, data.decode("utf-8", "replace"))
+        parsed, _ = IgnoreFile.parse(rel, data)
         return None if parsed.empty else parsed
 
 
@@ -644,7 +644,7 @@ class _Walk:
                 f"{data}: nothing in {rel or '.'!r} is read, since what it ignores is unknown",
             )
             return _UNKNOWN
-        ignore, problems = IgnoreFile.parse(rel, data.decode("utf-8", "replace"))
+        ignore, problems = IgnoreFile.parse(rel, data)
         for problem in problems:
             self.warn(gitignore_rel, f"{problem}; the line is ignored, as git does")
         if ignore.empty:

@@ -81,17 +81,18 @@ def _classify(regex: str) -> tuple[int, bool, int | None]:
 def _as_git_reads(line: str) -> str:
     """``line`` rewritten where pathspec would read it differently from git.
 
-    Git trims trailing spaces unless escaped (``\\ `` keeps one) and keeps trailing tabs;
-    pathspec trims all trailing whitespace, so kept whitespace becomes a bracket expression.
+    Git trims trailing spaces unless escaped (``\\ `` keeps one) and keeps other trailing
+    whitespace (tabs, ``\\r``, ...); pathspec trims all of it, so what git keeps becomes a
+    bracket expression.
     pathspec also lets ``dir/**/`` match ``dir`` itself, which git does not: it becomes the
     equivalent ``dir/**/*/`` (every directory strictly inside).
     """
     body = line.rstrip(" ")
     if len(body) < len(line) and (len(body) - len(body.rstrip("\\"))) % 2 == 1:
         body = body[:-1] + "[ ]"  # an escaped space: git keeps exactly one
-    tabs = len(body) - len(body.rstrip("\t"))
-    if tabs:
-        body = body[: len(body) - tabs] + "[\t]" * tabs
+    kept = len(body) - len(body.rstrip())  # tabs, \r, ...: git keeps them, pathspec would not
+    if kept:
+        body = body[: len(body) - kept] + "".join(f"[{char}]" for char in body[len(body) - kept :])
     if body.endswith("/**/"):
         body += "*/"
     return body
@@ -108,16 +109,23 @@ class IgnoreFile:
     _memo: dict[tuple[str, bool], tuple[int, bool] | None] = field(default_factory=dict)
 
     @classmethod
-    def parse(cls, base: str, text: str) -> tuple[IgnoreFile, list[str]]:
-        """Compile ``text``; returns the file and a note for each line git would discard."""
+    def parse(cls, base: str, data: bytes) -> tuple[IgnoreFile, list[str]]:
+        """Compile a ``.gitignore``'s bytes, read as git reads them; returns the file and a
+        note for each line git would discard.
+
+        Bytes are decoded as file names are (UTF-8, undecodable bytes as surrogate escapes),
+        so a pattern spelled with such bytes matches the name it spells. Lines end at ``\\n``
+        only, less one ``\\r`` (``str.splitlines`` would also split at form feeds, U+0085 and
+        others, turning one pattern into two). A leading byte order mark is skipped: left in,
+        it would turn the first pattern into one that matches nothing.
+        """
         basename: list[_Rule] = []
         fixed: dict[int, list[_Rule]] = {}
         variable: list[_Rule] = []
         problems: list[str] = []
-        # Git skips a UTF-8 byte order mark at the start (Windows editors write one); left in,
-        # it would silently turn the first pattern into one that matches nothing.
-        text = text.removeprefix("\ufeff")
-        for number, line in enumerate(text.splitlines(), start=1):
+        text = data.decode("utf-8", "surrogateescape").removeprefix("\ufeff")
+        for number, line in enumerate(text.split("\n"), start=1):
+            line = line.removesuffix("\r")
             if not line or line.startswith("#"):
                 continue
             line = _as_git_reads(line)

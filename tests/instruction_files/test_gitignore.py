@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -11,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from harness.instruction_files import InstructionFilesSettings, discover
+from tests.reliability.trees import display
 
 GIT = shutil.which("git")
 pytestmark = pytest.mark.skipif(GIT is None, reason="git is not installed")
@@ -98,9 +100,11 @@ def _git_visible(root: Path) -> set[str]:
     out = subprocess.run(
         [GIT, "-c", "core.excludesFile=/dev/null", "-c", "core.quotePath=false",
          "ls-files", "--others", "--exclude-standard", "-z"],
-        cwd=root, check=True, capture_output=True, text=True,
+        cwd=root, check=True, capture_output=True,
     ).stdout  # fmt: skip
-    return {path for path in out.split("\0") if path.split("/")[-1] == "AGENTS.md"}
+    paths = (os.fsdecode(path) for path in out.split(b"\0"))
+    # As discovery shows paths (escapes for undecodable bytes and control characters).
+    return {display(path) for path in paths if path.split("/")[-1] == "AGENTS.md"}
 
 
 def _ours(root: Path) -> set[str]:
@@ -173,3 +177,29 @@ def test_random_gitignores_agree_with_git(
     for directory, lines in nested:
         (root / directory / ".gitignore").write_text("\n".join(lines) + "\n")
     assert _ours(root) == _git_visible(root), (root_lines, nested)
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"private/\nzzz\x0b!private/\n",  # a vertical tab does not end a line for git
+        b"private/\nzzz\x0c!private/\n",  # nor a form feed
+        b"private/\nzzz\xc2\x85!private/\n",  # nor U+0085
+        b"private/\nzzz\xe2\x80\xa8!private/\n",  # nor U+2028
+        b"x\x0cy/\n",  # so this is one pattern naming the directory x<FF>y
+        b"secret\xff/\n",  # a pattern spelled with a byte that is not UTF-8
+        b"foo\r\r\n",  # one \r is stripped, not two
+        b"private/\r\n!keep\r\n",
+    ],
+)
+def test_lines_and_bytes_are_read_as_git_reads_them(tmp_path: Path, data: bytes) -> None:
+    _tree(tmp_path)
+    root = bytes(tmp_path)
+    for name in (b"private", b"x\x0cy", b"secret\xff", b"foo", b"foo\r", b"keep"):
+        directory = root + b"/" + name
+        if not (tmp_path / os.fsdecode(name)).exists():
+            os.mkdir(directory)
+        with open(directory + b"/AGENTS.md", "wb") as handle:
+            handle.write(name + b"\n")
+    (tmp_path / ".gitignore").write_bytes(data)
+    assert _ours(tmp_path) == _git_visible(tmp_path)
