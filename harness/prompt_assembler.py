@@ -816,10 +816,10 @@ def assemble(
     bpt = _byte_exact(tok)
     if bpt is None:
         empty = tok.count("")
-        if empty != 0:
+        if empty != 0 or isinstance(empty, bool) or not isinstance(empty, int):
             # An empty layer must fit every budget, 0 included (invariant 1).
             raise ValueError(
-                f"tokenizer {tok.name!r} counts the empty string as {empty} token(s); a "
+                f"tokenizer {tok.name!r} counts the empty string as {empty!r}; a "
                 "Tokenizer must count '' as 0 (count fixed per-prompt overhead outside it)"
             )
     estimated = bool(tok.estimated)

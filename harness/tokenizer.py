@@ -11,7 +11,7 @@ import base64
 import binascii
 import os
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, Self, TypeAlias, runtime_checkable
 
@@ -45,6 +45,8 @@ def _check_text(text: str) -> None:
 
 
 def _check_max_tokens(max_tokens: int) -> None:
+    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int):
+        raise TypeError(f"max_tokens must be an int, got {max_tokens!r}")
     if max_tokens < 0:
         raise ValueError(f"max_tokens must be >= 0, got {max_tokens}")
 
@@ -223,34 +225,50 @@ def _load_rank_file(path: Path) -> tiktoken.Encoding:
     if not path.is_file():
         raise TokenizerLoadError(f"tiktoken rank file not found: {str(path)!r}")
     pat_str, special_tokens = known
-    try:
-        ranks = _parse_ranks(path.read_bytes())
-    except (OSError, ValueError) as exc:  # unreadable or corrupt: say which and why, now
-        raise TokenizerLoadError(f"cannot load tiktoken rank file {str(path)!r}: {exc}") from exc
     import tiktoken
 
-    return tiktoken.Encoding(
-        name=stem, pat_str=pat_str, mergeable_ranks=ranks, special_tokens=dict(special_tokens)
-    )
+    try:
+        ranks = _parse_ranks(path.read_bytes(), special_tokens.values())
+        return tiktoken.Encoding(
+            name=stem, pat_str=pat_str, mergeable_ranks=ranks, special_tokens=dict(special_tokens)
+        )
+    except (OSError, ValueError, OverflowError) as exc:  # unreadable or corrupt: say so, now
+        raise TokenizerLoadError(f"cannot load tiktoken rank file {str(path)!r}: {exc}") from exc
 
 
-def _parse_ranks(data: bytes) -> dict[bytes, int]:
+def _parse_ranks(data: bytes, special: Iterable[int] = ()) -> dict[bytes, int]:
     """A ``.tiktoken`` file: one ``<base64 token> <rank>`` per line.
 
     Parsed here rather than with ``tiktoken.load.load_tiktoken_bpe``, which also writes a copy
-    of the file into a shared temporary cache directory on every load.
+    of the file into a shared temporary cache directory on every load. Checked here too: what
+    tiktoken's Rust core would otherwise only meet later, with a panic (not an ``Exception``)
+    at construction or in the middle of a count, is refused now with the line at fault.
     """
     ranks: dict[bytes, int] = {}
+    seen: dict[int, int] = {}  # rank -> line
     for number, line in enumerate(data.splitlines(), start=1):
         if not line:
             continue
         try:
-            token, rank = line.split()
-            ranks[base64.b64decode(token, validate=True)] = int(rank)
+            token, rank_text = line.split()
+            piece, rank = base64.b64decode(token, validate=True), int(rank_text)
         except (ValueError, binascii.Error) as exc:
             raise ValueError(f"line {number} is not '<base64 token> <rank>' ({exc})") from None
+        if not 0 <= rank < 2**32:
+            raise ValueError(f"line {number}: rank {rank} is outside 0..2**32-1")
+        if piece in ranks:
+            raise ValueError(f"line {number}: token {token!r} appears twice")
+        if rank in seen:
+            raise ValueError(f"line {number}: rank {rank} is already used on line {seen[rank]}")
+        ranks[piece], seen[rank] = rank, number
     if not ranks:
         raise ValueError("it holds no ranks")
+    missing = [byte for byte in range(256) if bytes((byte,)) not in ranks]
+    if missing:  # every text must be encodable byte by byte
+        raise ValueError(f"{len(missing)} of the 256 single-byte tokens are missing")
+    clashes = sorted(set(special) & set(seen))
+    if clashes:
+        raise ValueError(f"rank {clashes[0]} is also a special token's")
     return ranks
 
 

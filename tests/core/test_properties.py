@@ -376,6 +376,6 @@ def test_a_tokenizer_that_counts_the_empty_string_is_refused() -> None:
     try:
         assemble({"identity": "hello"}, tokenizer=WithBos())
     except ValueError as exc:
-        assert "'with-bos' counts the empty string as 1 token(s)" in str(exc)
+        assert "'with-bos' counts the empty string as 1;" in str(exc)
     else:
         raise AssertionError("a tokenizer with count('') == 1 was accepted")

@@ -84,6 +84,15 @@ def test_approximate_rejects_non_int_ratio() -> None:
         ApproximateTokenizer(2.5)  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize("bad", [True, 2.5, "3"])
+def test_max_tokens_that_is_not_an_int_raises_type_error(
+    bad: object, cl100k: TiktokenTokenizer
+) -> None:
+    for tokenizer in (ApproximateTokenizer(), cl100k):
+        with pytest.raises(TypeError, match="max_tokens"):
+            tokenizer.truncate("hello world", bad)  # type: ignore[arg-type]
+
+
 def test_negative_max_tokens_raises() -> None:
     with pytest.raises(ValueError, match="max_tokens"):
         ApproximateTokenizer().truncate("abc", -1)
@@ -225,6 +234,35 @@ def test_a_rank_file_is_read_in_place_with_no_copy_written(
     lines = local.read_bytes().splitlines()
     local.write_bytes(b"\n".join(line for line in lines if not line.endswith(b" 15339")))
     assert TiktokenTokenizer(local).count("hello world") != 2  # " world"/"hello" ranks moved
+
+
+def _edited_rank_file(cl100k_file: Path, tmp_path: Path, edit: str) -> Path:
+    lines = cl100k_file.read_bytes().splitlines()
+    if edit == "negative rank":
+        lines[300] = lines[300].split()[0] + b" -5"
+    elif edit == "huge rank":
+        lines[300] = lines[300].split()[0] + b" 99999999999"
+    elif edit == "rank used twice":
+        lines[300] = lines[300].split()[0] + b" " + lines[301].split()[1]
+    elif edit == "token twice":
+        lines.append(lines[300].split()[0] + b" 100300")
+    elif edit == "single byte missing":
+        del lines[65]  # "A"
+    path = tmp_path / "cl100k_base.tiktoken"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    return path
+
+
+@pytest.mark.parametrize(
+    "edit",
+    ["negative rank", "huge rank", "rank used twice", "token twice", "single byte missing"],
+)
+def test_a_corrupt_rank_file_fails_at_construction_with_a_clear_error(
+    cl100k_file: Path, tmp_path: Path, edit: str
+) -> None:
+    """tiktoken's core would overflow or panic (a BaseException), at once or mid-count."""
+    with pytest.raises(TokenizerLoadError, match="cannot load tiktoken rank file"):
+        TiktokenTokenizer(_edited_rank_file(cl100k_file, tmp_path, edit))
 
 
 def test_wrong_encoding_type_raises() -> None:
