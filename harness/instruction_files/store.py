@@ -21,6 +21,7 @@ import stat
 import threading
 from contextlib import closing
 from pathlib import Path
+from typing import Any
 
 import aiosqlite
 import anyio
@@ -161,6 +162,36 @@ async def _join_worker(connection: aiosqlite.Connection) -> None:
         await anyio.to_thread.run_sync(thread.join)
 
 
+_ATTEMPT_SECONDS = 0.05
+"""How long one attempt waits on a locked database: the latency of giving up on one."""
+_RETRY_PAUSE = 0.01
+
+
+def _is_locked(exc: sqlite3.Error) -> bool:
+    text = str(exc).lower()
+    return "locked" in text or "busy" in text
+
+
+async def _read_row(database: Path, project_id: str, agent: str, busy_timeout: float) -> Any:
+    """One read of the agent's row, waiting at most ``busy_timeout`` on a lock.
+
+    Shielded: a connection abandoned by a cancelled caller keeps its worker thread, which later
+    reports to a closed loop. The attempt is short (bounded busy wait, no FIFOs), so the
+    caller's cancellation is delivered right after it.
+    """
+    connection = aiosqlite.connect(_read_only_uri(database), uri=True, timeout=busy_timeout)
+    with anyio.CancelScope(shield=True):
+        try:
+            async with connection as db:
+                # TEXT as its UTF-8 bytes: a row holding invalid UTF-8 is then decoded like a
+                # file (U+FFFD and a warning), instead of failing the whole load.
+                db.text_factory = bytes
+                async with db.execute(_QUERY, (project_id, agent)) as cursor:
+                    return await cursor.fetchone()
+        finally:
+            await _join_worker(connection)
+
+
 async def read_agent_row(
     database: Path, project_id: str, agent: str, *, busy_timeout: float
 ) -> tuple[InstructionSource | None, list[str]]:
@@ -172,23 +203,21 @@ async def read_agent_row(
     """
     path = source_path(project_id, agent)
     _refuse_special_file(database)
-    connection = aiosqlite.connect(_read_only_uri(database), uri=True, timeout=busy_timeout)
-    try:
-        # Shielded: a connection abandoned by a cancelled caller keeps its worker thread, which
-        # later reports to a closed loop. The read is bounded (busy timeout, no FIFOs), so the
-        # caller's cancellation is delivered right after it.
-        with anyio.CancelScope(shield=True):
-            try:
-                async with connection as db:
-                    # TEXT as its UTF-8 bytes: a row holding invalid UTF-8 is then decoded like a
-                    # file (U+FFFD and a warning), instead of failing the whole load.
-                    db.text_factory = bytes
-                    async with db.execute(_QUERY, (project_id, agent)) as cursor:
-                        row = await cursor.fetchone()
-            finally:
-                await _join_worker(connection)
-    except sqlite3.Error as exc:
-        raise _explain(database, exc, busy_timeout) from exc
+    # A locked database is retried in short, shielded attempts with unshielded pauses between
+    # them, rather than in one busy wait of ``busy_timeout``: a caller that gives up (a
+    # deadline, a cancelled build, an engine shutting down) is let go within one attempt.
+    deadline = anyio.current_time() + busy_timeout
+    while True:
+        attempt = max(0.0, min(_ATTEMPT_SECONDS, deadline - anyio.current_time()))
+        try:
+            row = await _read_row(database, project_id, agent, attempt)
+            break
+        except sqlite3.Error as exc:
+            # A caller that was cancelled meanwhile gets its cancellation, not this error.
+            await anyio.lowlevel.checkpoint_if_cancelled()
+            if not _is_locked(exc) or anyio.current_time() >= deadline:
+                raise _explain(database, exc, busy_timeout) from exc
+        await anyio.sleep(_RETRY_PAUSE)
     await anyio.lowlevel.checkpoint_if_cancelled()  # deliver a cancellation the shield held
     if row is None:
         return None, []
