@@ -264,12 +264,12 @@ def load_config(path: str | os.PathLike[str] | None = None) -> HarnessConfig:
     if agents_file == "":
         del data["agents_file"]
     elif isinstance(agents_file, str) and agents_file and not Path(agents_file).is_absolute():
-        data["agents_file"] = str(file.parent / agents_file)
+        data["agents_file"] = str(file.absolute().parent / agents_file)
     tokenizer = data.get("tokenizer")
     if isinstance(tokenizer, str) and tokenizer.startswith("tiktoken:"):
         reference = tokenizer.removeprefix("tiktoken:")
         if looks_like_path(reference) and not Path(reference).is_absolute():
-            data["tokenizer"] = f"tiktoken:{file.parent / reference}"
+            data["tokenizer"] = f"tiktoken:{file.absolute().parent / reference}"
     try:
         config = HarnessConfig.model_validate(data)
     except ValidationError as exc:

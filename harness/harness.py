@@ -101,7 +101,8 @@ class Harness:
         database: str | os.PathLike[str] | None = None,
     ) -> None:
         self.config = config if config is not None else load_config()
-        self.database = Path(database) if database is not None else None
+        # Absolute now: a later chdir in the embedding process must not move the database.
+        self.database = Path(database).absolute() if database is not None else None
         self.roster: Roster = self.config.roster()
         _check_tokenizer_file(self.config.tokenizer)
         self._instruction_files = InstructionFiles(

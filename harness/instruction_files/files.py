@@ -88,7 +88,7 @@ class InstructionFiles:
         database: str | os.PathLike[str] | None = None,
     ) -> None:
         self._settings = settings if settings is not None else InstructionFilesSettings()
-        self._database = Path(database) if database is not None else None
+        self._database = Path(database).absolute() if database is not None else None
         self._lock = threading.Lock()
         self._table: CacheTable | None = None
         self._inflight: dict[CacheKey, _Read] = {}

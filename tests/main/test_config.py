@@ -200,3 +200,30 @@ def test_a_relative_rank_file_is_relative_to_the_config_file(
     missing.write_text('tokenizer = "tiktoken:nope/cl100k_base.tiktoken"\n', encoding="utf-8")
     with pytest.raises(ConfigError, match="no such rank file"):
         Harness(load_config(missing))  # at construction, not on the first prompt
+
+
+def test_relative_paths_survive_a_change_of_directory(
+    tmp_path: Path, cl100k_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A config named by a relative path: its relative paths become absolute at load, and a
+    relative database path at construction, so an engine that changes directory later keeps
+    working."""
+    import shutil
+
+    from harness import Harness
+
+    config_dir = tmp_path / "cfg"
+    (config_dir / "sub").mkdir(parents=True)
+    shutil.copy(cl100k_file, config_dir / "sub" / "cl100k_base.tiktoken")
+    (config_dir / "sub" / "roster.toml").write_text('helper = "You are the helper."\n')
+    (config_dir / "harness.toml").write_text(
+        'agents_file = "sub/roster.toml"\ntokenizer = "tiktoken:sub/cl100k_base.tiktoken"\n'
+    )
+    (tmp_path / "db.sqlite").write_bytes(b"")
+    monkeypatch.chdir(tmp_path)
+    config = load_config("cfg/harness.toml")
+    harness = Harness(config, database="db.sqlite")
+    monkeypatch.chdir("/")
+    assert harness.database == tmp_path / "db.sqlite"
+    assert Harness(config).roster.identity("helper") == "You are the helper."
+    assert harness.tokenizer().count("hello world") == 2
