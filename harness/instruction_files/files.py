@@ -50,6 +50,11 @@ class _Walked:
     error: Exception | None = None
 
 
+def _is_within(path: str, directory: str) -> bool:
+    prefix = directory if directory.endswith(os.sep) else directory + os.sep
+    return path.startswith(prefix)
+
+
 def _for_waiter(error: Exception) -> Exception:
     """What a load waiting on a shared read raises: a copy whose cause is the original, since
     re-raising one object from several tasks would splice their frames into one traceback."""
@@ -286,6 +291,10 @@ class InstructionFiles:
     ) -> None:
         """Drop the cached sets matching every given filter (no filter: everything).
 
+        ``workspace`` matches the entries of that workspace and also of any cached workspace
+        that contains it or lies inside it, so a path a file watcher reports (an edited
+        ``pkg/AGENTS.md``, its directory) reaches every set it can be part of.
+
         Synchronous and safe from any thread. In-flight reads of matching keys are revoked:
         they still answer the loads already waiting on them, but are not cached, and later
         loads read afresh. A filter ``load`` would refuse (an empty or non-string ``agent`` or
@@ -299,10 +308,16 @@ class InstructionFiles:
         if workspace is not None:
             real = os.path.realpath(os.fspath(workspace))  # keys are resolved workspaces
 
+        def related(resolved: str) -> bool:
+            # The workspace itself, one that contains the path (a file or directory inside it,
+            # as a file watcher reports), or one inside it: dropping more is always safe.
+            assert real is not None
+            return resolved == real or _is_within(real, resolved) or _is_within(resolved, real)
+
         def matches(key: CacheKey) -> bool:
             resolved, key_project, key_agent = key
             return (
-                (real is None or resolved == real)
+                (real is None or related(resolved))
                 and (project_id is None or key_project == project_id)
                 and (agent is None or key_agent == agent)
             )

@@ -553,3 +553,30 @@ def test_invalidate_refuses_a_filter_load_would_refuse(bad: dict[str, object]) -
     files = InstructionFiles(SETTINGS)
     with pytest.raises(ValueError, match="must be a non-empty string"):
         files.invalidate(**bad)  # type: ignore[arg-type]
+
+
+async def test_invalidating_a_path_inside_a_workspace_reaches_it(ws: Path) -> None:
+    """A file watcher reports the edited file (or its directory): that is enough."""
+    files = InstructionFiles(SETTINGS)
+    (ws / "pkg").mkdir()
+    (ws / "pkg" / "AGENTS.md").write_text("pkg v1\n")
+    write_version(ws, 1)
+    with anyio.fail_after(10):
+        async with Supervisor([files.child_spec()]):
+            root = await files.load(ws, agent="a")
+            nested = await files.load(ws / "pkg", agent="a")
+            assert contents(root) == ["v1\n", "pkg v1\n"] and contents(nested) == ["pkg v1\n"]
+            (ws / "pkg" / "AGENTS.md").write_text("pkg v2\n")
+            files.invalidate(ws / "pkg" / "AGENTS.md")
+            assert contents(await files.load(ws, agent="a")) == ["v1\n", "pkg v2\n"]
+            assert contents(await files.load(ws / "pkg", agent="a")) == ["pkg v2\n"]
+            files.invalidate(ws.parent)  # a directory above the workspace reaches it too
+            write_version(ws, 3)
+            assert contents(await files.load(ws, agent="a")) == ["v3\n", "pkg v2\n"]
+            other = ws.parent / "wsx"  # a sibling sharing a name prefix is not inside
+            other.mkdir()
+            write_version(other, 1)
+            assert contents(await files.load(other, agent="a")) == ["v1\n"]
+            write_version(other, 2)
+            files.invalidate(ws)
+            assert contents(await files.load(other, agent="a")) == ["v1\n"]
