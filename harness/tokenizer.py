@@ -330,6 +330,10 @@ class TiktokenTokenizer:
         self._cache: cachetools.LRUCache[str, tuple[int, int]] = cachetools.LRUCache(
             maxsize=cache_chars, getsizeof=_entry_weight
         )
+        # Cuts made by truncate, keyed by (text, max_tokens), weighed and bounded the same way.
+        self._cuts: cachetools.LRUCache[tuple[str, int], tuple[int, int]] = cachetools.LRUCache(
+            maxsize=cache_chars, getsizeof=_entry_weight
+        )
         self._cache_limit = cache_chars
         self._lock = threading.Lock()
 
@@ -383,8 +387,19 @@ class TiktokenTokenizer:
             return text
         with self._lock:
             known = self._cache.get(text)
+            cut = self._cuts.get((text, max_tokens))
         if known is not None and known[0] <= max_tokens:
             return text
+        if cut is not None:  # the same cut as before: no encode (a layer re-assembled)
+            return text[: cut[0]]
+        prefix = self._truncate_uncached(text, max_tokens)
+        weight = _cache_weight(text)
+        if weight <= self._cache_limit:
+            with self._lock:
+                self._cuts[(text, max_tokens)] = (len(prefix), weight)
+        return prefix
+
+    def _truncate_uncached(self, text: str, max_tokens: int) -> str:
         tokens = self._encode(text)
         self._remember(text, len(tokens))
         if len(tokens) <= max_tokens:

@@ -365,3 +365,22 @@ def test_prompts_and_tokenizers_copy_and_pickle(cl100k: TiktokenTokenizer) -> No
         rebuilt = pickle.loads(pickle.dumps(tokenizer))
         assert rebuilt.count("hello world") == tokenizer.count("hello world")
         assert copy.copy(tokenizer) is tokenizer
+
+
+def test_a_repeated_truncation_is_memoised(cl100k_file: Path) -> None:
+    tokenizer = TiktokenTokenizer(cl100k_file)
+    text = "The billing service reconciles invoices nightly; 请勿 edit ledgers. " * 2000
+    first = tokenizer.truncate(text, 500)
+    encodes: list[int] = []
+    encode = tokenizer._encode
+
+    def counting(piece: str) -> list[int]:
+        encodes.append(len(piece))
+        return encode(piece)
+
+    tokenizer._encode = counting  # type: ignore[method-assign]
+    assert tokenizer.truncate(text, 500) == first
+    assert tokenizer.truncate(text, 400) != first  # another budget: another cut
+    assert len(encodes) >= 1  # ... which did encode
+    encodes.clear()
+    assert tokenizer.truncate(text, 500) == first and encodes == []
