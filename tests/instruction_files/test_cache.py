@@ -9,6 +9,7 @@ import threading
 from collections.abc import Callable, Iterable
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import anyio
 import anyio.lowlevel
@@ -262,7 +263,14 @@ async def test_different_keys_are_not_shared(ws: Path, monkeypatch: pytest.Monke
 async def test_waiters_share_the_leaders_error(
     ws: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    gated = GatedWalk(monkeypatch, gated=False)
+    reads: list[str] = []
+    original = files_module.read_agent_row
+
+    async def counting_read(*args: Any, **kwargs: Any) -> Any:
+        reads.append("read")
+        return await original(*args, **kwargs)
+
+    monkeypatch.setattr(files_module, "read_agent_row", counting_read)
     files = InstructionFiles(SETTINGS, database=tmp_path / "missing.db")
     errors: list[BaseException] = []
 
@@ -276,12 +284,13 @@ async def test_waiters_share_the_leaders_error(
         async with Supervisor([files.child_spec()]), anyio.create_task_group() as group:
             for _ in range(10):
                 group.start_soon(load)
-    assert len(errors) == 10
-    assert gated.calls <= 10  # at least the waiters that joined the leader shared its error
+    # All ten started together: one read (the leader's), its error given to every waiter.
+    assert reads == ["read"] and len(errors) == 10
+    [leader] = [e for e in errors if not isinstance(e.__cause__, InstructionStoreError)]
     # Each waiter raises its own copy (its own traceback), caused by the leader's error.
     assert len({id(error) for error in errors}) == 10
-    messages = {str(error) for error in errors}
-    assert len(messages) == 1 and "missing.db" in messages.pop()
+    assert all(error is leader or error.__cause__ is leader for error in errors)
+    assert len({str(error) for error in errors}) == 1 and "missing.db" in str(leader)
 
 
 async def test_a_cancelled_leader_hands_over_to_a_waiter(
