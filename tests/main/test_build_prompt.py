@@ -173,13 +173,15 @@ async def test_exact_tokenizer_by_spec(acme: Path) -> None:
 async def test_entering_one_harness_from_two_tasks_at_once_is_refused_clearly() -> None:
     harness = Harness()
     errors: list[BaseException] = []
+    refused = anyio.Event()
 
     async def enter() -> None:
         try:
             async with harness:
-                await anyio.sleep(0.05)
+                await refused.wait()  # stay inside until the other enter was refused
         except RuntimeError as exc:
             errors.append(exc)
+            refused.set()
 
     with anyio.fail_after(10):
         async with anyio.create_task_group() as group:

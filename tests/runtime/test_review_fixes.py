@@ -626,7 +626,6 @@ async def test_a_grandchild_terminating_its_own_subtree_returns_at_once() -> Non
         outer = Supervisor([inner.child_spec("inner")])
         async with outer:
             await returned.wait()
-            await anyio.sleep(0.05)
             assert [(c.id, c.status) for c in outer.which_children()] == [("inner", "stopped")]
 
 
@@ -656,6 +655,7 @@ async def test_a_self_terminated_child_is_waited_for_and_its_stop_error_logged(
 ) -> None:
     with anyio.fail_after(3):
         sup: Supervisor
+        cleaning = anyio.Event()
         cleaned = anyio.Event()
 
         async def kid(task_status: Any) -> None:
@@ -664,6 +664,7 @@ async def test_a_self_terminated_child_is_waited_for_and_its_stop_error_logged(
                 await sup.terminate_child("k")
                 await anyio.sleep_forever()
             finally:
+                cleaning.set()
                 with anyio.CancelScope(shield=True):
                     await anyio.sleep(0.1)  # an honest, slow cleanup
                 cleaned.set()
@@ -671,7 +672,7 @@ async def test_a_self_terminated_child_is_waited_for_and_its_stop_error_logged(
 
         sup = Supervisor([ChildSpec("k", kid, shutdown=5.0)])
         async with sup:
-            await anyio.sleep(0.01)
+            await cleaning.wait()
             assert not cleaned.is_set()
         assert cleaned.is_set()  # the async with waited for the cleanup
         assert ("child_terminated", "k") in supervision_log.records
