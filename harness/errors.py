@@ -1,0 +1,23 @@
+"""The root of every error harness raises on purpose.
+
+Catch ``HarnessError`` to handle anything the library reports deliberately, whatever part
+raised it; each concrete error also derives from the builtin it naturally is, so existing
+``except ValueError`` / ``except KeyError`` code keeps working::
+
+    from harness import HarnessError
+
+    try:
+        prompt = await h.build_prompt("/srv/checkouts/acme", agent="reviewer")
+    except HarnessError as exc:
+        print(f"cannot build the prompt: {exc}")
+
+An exception that does not derive from ``HarnessError`` escaping harness is a bug.
+"""
+
+from __future__ import annotations
+
+__all__ = ["HarnessError"]
+
+
+class HarnessError(Exception):
+    """Base class of every error harness raises on purpose; the message says what to do."""
