@@ -86,9 +86,11 @@ def _lines_outside_fences(lines: list[str]) -> list[bool]:
             outside.append(False)
         elif fence is not None:
             outside.append(False)
-            if opened and opened.group(1)[0] == fence[0] and len(opened.group(1)) >= len(fence):
-                if not line[opened.end() :].strip():
-                    fence = None
+            closes = (
+                opened and opened.group(1)[0] == fence[0] and len(opened.group(1)) >= len(fence)
+            )
+            if closes and opened and not line[opened.end() :].strip():
+                fence = None
         else:
             outside.append(True)
     return outside
