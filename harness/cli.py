@@ -20,7 +20,7 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 if TYPE_CHECKING:
     from harness.config import HarnessConfig
@@ -114,7 +114,13 @@ def _build_parser() -> _Parser:
         metavar="SPEC",
         help="approximate | tiktoken:NAME_OR_PATH (default: from the config)",
     )
-    debug.add_argument("--json", action="store_true", help="print the manifest as JSON")
+    output = debug.add_mutually_exclusive_group()
+    output.add_argument("--json", action="store_true", help="print the manifest as JSON")
+    output.add_argument(
+        "--text",
+        action="store_true",
+        help="print exactly the prompt's text (for piping; warnings go to stderr)",
+    )
     debug.add_argument("--rules", metavar="FILE", help="business rules, one unit per line")
     debug.add_argument("--task-state", metavar="FILE", help="task state, one unit per line")
 
@@ -126,59 +132,12 @@ def _build_parser() -> _Parser:
 
 
 def _read_units(path: str, option: str) -> list[Unit]:
-    from harness.prompt_assembler import Unit
+    from harness.unit_files import UnitFileError, read_unit_file
 
-    file = Path(path)
     try:
-        raw = file.read_bytes()
-    except FileNotFoundError:
-        raise UsageError(f"{option} {path}: no such file") from None
-    except OSError as exc:
-        raise UsageError(f"{option} {path}: cannot be read ({exc.strerror})") from None
-    text = raw.decode("utf-8-sig", errors="replace")
-    units: list[Unit] = []
-    seen: set[str] = set()
-    for number, line in enumerate(text.splitlines(), start=1):
-        stripped = line.strip()
-        default_id = f"{file.name}:{number}"
-        if file.suffix == ".jsonl":
-            if not stripped:
-                continue
-            try:
-                value: Any = json.loads(stripped)
-            except json.JSONDecodeError as exc:
-                raise UsageError(f"{option} {path}:{number}: not JSON ({exc.msg})") from None
-            if isinstance(value, str):
-                value = {"text": value}
-            if not isinstance(value, dict) or not isinstance(value.get("text"), str):
-                raise UsageError(f"{option} {path}:{number}: expected a string or {{'text': ...}}")
-            unit_id, source = value.get("id", default_id), value.get("source")
-            if not isinstance(unit_id, str) or not (source is None or isinstance(source, str)):
-                raise UsageError(f"{option} {path}:{number}: 'id' and 'source' must be strings")
-            for name, field in (("text", value["text"]), ("id", unit_id), ("source", source)):
-                if field is not None and not _encodable(field):
-                    raise UsageError(
-                        f"{option} {path}:{number}: {name!r} holds an unpaired surrogate escape "
-                        "(such as \\ud800); write valid Unicode"
-                    )
-            unit = Unit(id=unit_id, text=value["text"], source=source)
-        else:
-            if not stripped or stripped.startswith("#"):
-                continue
-            unit = Unit(id=default_id, text=stripped)
-        if unit.id in seen:
-            raise UsageError(f"{option} {path}:{number}: duplicate id {unit.id!r}")
-        seen.add(unit.id)
-        units.append(unit)
-    return units
-
-
-def _encodable(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
+        return read_unit_file(path, label=f"{option} {path}")
+    except UnitFileError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def _check_paths(args: argparse.Namespace) -> None:
@@ -193,6 +152,8 @@ def _check_paths(args: argparse.Namespace) -> None:
         if not Path(args.db).exists():
             raise UsageError(f"--db {args.db!r}: no such database file")
         raise UsageError(f"--db {args.db!r}: not a database file (not a regular file)")
+    if args.project_id is not None and not args.project_id:
+        raise UsageError("--project-id is empty: give the project's id, or leave the option out")
     if args.project_id is not None and args.agent is None:
         raise UsageError("--project-id needs --agent: the database row is per agent")
 
@@ -200,6 +161,7 @@ def _check_paths(args: argparse.Namespace) -> None:
 async def _debug(args: argparse.Namespace) -> int:
     from harness.debug import format_build
     from harness.harness import Harness
+    from harness.instruction_files.discovery import printable
 
     budgets = _budgets(args.budget)
     rules = _read_units(args.rules, "--rules") if args.rules else []
@@ -216,10 +178,15 @@ async def _debug(args: argparse.Namespace) -> int:
             budgets=budgets,
             tokenizer=args.tokenizer,
         )
-    if args.json:
+    if args.json or args.text:
         for warning in build.warnings:
-            sys.stderr.write(f"harness: warning: {warning}\n")
+            sys.stderr.write(f"harness: warning: {printable(warning)}\n")
+    if args.json:
         sys.stdout.write(json.dumps(build.prompt.manifest(), indent=2, ensure_ascii=False) + "\n")
+    elif args.text:
+        # The exact bytes the model gets: no escaping, no trailing newline added.
+        sys.stdout.flush()
+        sys.stdout.buffer.write(build.prompt.text.encode("utf-8", "surrogatepass"))
     else:
         sys.stdout.write(format_build(build))
     return EXIT_OK
@@ -236,21 +203,25 @@ def _format_sources(
     lines = [printable(header)]
     if not instruction_set.sources:
         lines.append("  (none)")
-    for index, source in enumerate(instruction_set.sources, start=1):
+    paths = [printable(source.path) for source in instruction_set.sources]
+    width = max([40, *map(len, paths)])
+    for index, (source, path) in enumerate(zip(instruction_set.sources, paths, strict=True), 1):
         size = len(source.content.encode("utf-8"))
         lines.append(
-            f"  {index:>2}  {source.kind:<9}  {source.path:<40} {size:>7,} B  {source.digest[:8]}"
+            f"  {index:>2}  {source.kind:<9}  {path:<{width}} {size:>7,} B  {source.digest[:8]}"
         )
     lines.append("")
     lines.append("project context (.AGENTS/), in layer order:")
     if not context.units:
         lines.append("  (none)")
-    for index, unit in enumerate(context.units, start=1):
-        lines.append(f"  {index:>2}  {unit.id:<51} {len(unit.text.encode('utf-8')):>7,} B")
+    ids = [printable(unit.id) for unit in context.units]
+    width = max([51, *map(len, ids)])
+    for index, (unit, unit_id) in enumerate(zip(context.units, ids, strict=True), 1):
+        lines.append(f"  {index:>2}  {unit_id:<{width}} {len(unit.text.encode('utf-8')):>7,} B")
     warnings = [*instruction_set.warnings, *context.warnings]
     lines.append("")
     lines.append(f"warnings ({len(warnings)})" if warnings else "warnings   none")
-    lines.extend(f"  ! {warning}" for warning in warnings)
+    lines.extend(f"  ! {printable(warning)}" for warning in warnings)
     return "\n".join(lines) + "\n"
 
 

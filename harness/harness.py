@@ -229,6 +229,7 @@ class Harness:
         else:
             prompt = await anyio.to_thread.run_sync(call)
         warnings = [*instruction_set.warnings, *project_context.warnings]
+        warnings.extend(_emptied_by_budget(prompt))
         envelope = self.config.envelope
         total = sum(merged.values())
         if total > envelope.input_tokens:
@@ -278,6 +279,22 @@ class Harness:
             tokenizer=tokenizer,
         )
         return build.prompt
+
+
+#: Layers whose loss changes what the agent must obey: emptied by the budget, that is a warning.
+_MUST_NOT_VANISH = ("identity", "instruction_files")
+
+
+def _emptied_by_budget(prompt: AssembledPrompt) -> list[str]:
+    """A warning for each instruction layer that had units but kept none because of its budget."""
+    return [
+        f"the {layer.name} layer is empty: its budget of {layer.budget} tokens dropped all "
+        f"{len(layer.dropped)} unit(s); raise budgets.{layer.name} (--budget "
+        f"{layer.name}=N) so the agent gets its "
+        + ("identity" if layer.name == "identity" else "instructions")
+        for layer in prompt.layers
+        if layer.name in _MUST_NOT_VANISH and layer.dropped and not layer.kept
+    ]
 
 
 def _check_tokenizer_file(spec: str) -> None:
