@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from harness.agents import Roster, validate_entries
+from harness.errors import ConfigError
 from harness.instruction_files import InstructionFilesSettings
 from harness.prompt_assembler import DEFAULT_BUDGETS, DEFAULT_STRATEGIES, LAYERS, Strategy
 from harness.tokenizer import looks_like_path
@@ -49,10 +50,6 @@ __all__ = [
 ENV_VAR = "HARNESS_CONFIG"
 _PACKAGE_DIR = Path(__file__).resolve().parent
 _TOKENIZER_SPEC = re.compile(r"approximate|tiktoken:.+")
-
-
-class ConfigError(ValueError):
-    """A configuration file or value that cannot be used; the message names the key."""
 
 
 def shipped_config_dir() -> Path:

@@ -17,6 +17,7 @@ import anyio
 from anyio.abc import TaskStatus
 from cachetools import Cache, LRUCache, TTLCache
 
+from harness.errors import HarnessError
 from harness.instruction_files.models import InstructionSet
 
 __all__ = ["CacheKey", "CacheTable", "CacheTask", "CacheTaskCrashed"]
@@ -27,7 +28,7 @@ CacheKey = tuple[str, str | None, str]
 """(resolved workspace, project_id, agent)."""
 
 
-class CacheTaskCrashed(RuntimeError):
+class CacheTaskCrashed(HarnessError, RuntimeError):
     """The cache task was told to crash (used to exercise the supervisor's restart)."""
 
 

@@ -10,6 +10,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Literal
 
+from harness.errors import HarnessError
+
 SourceKind = Literal["root", "directory", "database"]
 
 
@@ -49,7 +51,7 @@ class InstructionSet:
         return len(self.sources)
 
 
-class InstructionStoreError(Exception):
+class InstructionStoreError(HarnessError):
     """The ``agent_instructions`` table could not be read; the message says what to do.
 
     Raised to the caller of ``load`` only: the cache task and the supervision tree are not
@@ -57,5 +59,5 @@ class InstructionStoreError(Exception):
     """
 
 
-class WorkspaceNotFoundError(FileNotFoundError):
+class WorkspaceNotFoundError(HarnessError, FileNotFoundError):
     """The workspace given to ``load`` does not exist or is not a directory."""

@@ -6,6 +6,8 @@ react to a class rather than parse a message.
 
 from __future__ import annotations
 
+from harness.errors import HarnessError
+
 __all__ = [
     "ActorError",
     "ActorExited",
@@ -29,7 +31,7 @@ def describe(reason: object) -> str:
     return str(reason)
 
 
-class SupervisorError(Exception):
+class SupervisorError(HarnessError):
     """Base class of the supervisor's errors."""
 
 
@@ -160,7 +162,7 @@ class AdminCallBeforeReady(SupervisorError, RuntimeError):
         )
 
 
-class ActorError(Exception):
+class ActorError(HarnessError):
     """Base class of the actor errors."""
 
 
