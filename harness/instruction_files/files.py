@@ -397,7 +397,8 @@ class InstructionFiles:
             self._drop_locked(matches)
 
     def _drop_locked(self, matches: Callable[[CacheKey], bool]) -> None:
-        self._epoch += 1
+        """Drop matching entries and revoke matching in-flight reads (under the lock). The
+        epoch is ``invalidate``'s business (it guards path resolution; rows do not need it)."""
         table = self._table
         if table is not None:
             for key in [key for key in list(table.entries.keys()) if matches(key)]:
@@ -450,8 +451,8 @@ class InstructionFiles:
             )
 
         with self._lock:
+            self._epoch += 1
             if workspace is None and project_id is None and agent is None:
-                self._epoch += 1
                 if self._table is not None:
                     self._table.entries.clear()
                 for read in self._inflight.values():
