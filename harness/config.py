@@ -1,9 +1,16 @@
 """Harness configuration: budgets, strategies, tokenizer and the input envelope, from TOML.
 
-The numbers that shape every prompt live in one validated, immutable value so that a bad
-setting fails at load time with the offending key named, not later as a puzzling prompt.
-The central check is the input envelope (notes 000): the model's context limit minus the
-space reserved for the response and for tool observations is what the prompt may use, and
+::
+
+    from harness import load_config
+
+    config = load_config("config/harness.toml")     # or load_config(): $HARNESS_CONFIG / shipped
+    print(config.envelope.input_tokens, config.budgets.as_mapping())
+
+Design notes. The numbers that shape every prompt live in one validated, immutable value so
+that a bad setting fails at load time with the offending key named, not later as a puzzling
+prompt. The central check is the input envelope (notes 000): the model's context limit minus
+the space reserved for the response and for tool observations is what the prompt may use, and
 the five layer budgets must fit inside it.
 
 Where the configuration comes from, first match wins: the ``path`` argument of

@@ -1,10 +1,25 @@
-"""The harness as a whole: the supervised instruction-files cache plus ``build_prompt``.
+"""The harness as a whole: one object an engine holds, to build an agent's prompt.
 
-``Harness`` is the one object an engine holds. Entering it starts a supervision tree whose
-child is the instruction-files cache task; ``build_prompt`` then gathers the five layers
-(identity from the roster, instruction files, ``.AGENTS/`` project context, and the caller's
-business rules and task state) and hands them to the pure assembler. Gathering is I/O and
-lives here; trimming is pure and lives in ``harness.prompt_assembler``.
+::
+
+    import anyio
+    from harness import Harness
+
+    async def main() -> None:
+        async with Harness(database="examples/acme.db") as h:   # or store=<InstructionStore>
+            prompt = await h.build_prompt("examples/acme", agent="reviewer", project_id="acme")
+            print(prompt.tokens, prompt.digest)                 # hand prompt.text to the model
+
+    anyio.run(main)
+
+Design notes. Entering a ``Harness`` starts a supervision tree built from ``child_specs()``:
+the instruction-files cache task, then the store's companions, then the ``children=`` given;
+a later part that needs a supervised task adds its spec there. ``build_prompt`` gathers the
+five layers (identity from the roster, instruction files, ``.AGENTS/`` project context, and
+the caller's business rules and task state), resolving the workspace once for all of them,
+and hands them to the pure assembler. Gathering is I/O and lives here; trimming is pure and
+lives in ``harness.prompt_assembler``. Outside ``async with`` there is no tree and no cache,
+so ``build``/``build_prompt`` refuse (``HarnessNotRunning``) instead of answering uncached.
 """
 
 from __future__ import annotations

@@ -1,5 +1,12 @@
 """The values ``InstructionFiles.load`` returns, and the errors it raises.
 
+::
+
+    found = await files.load("examples/acme", agent="reviewer")   # an InstructionSet
+    for source in found:                                          # ascending precedence
+        print(source.kind, source.path, source.digest[:8])
+    print(found.warnings)                                         # what was skipped, and why
+
 Sources and sets are frozen so a cached set can be handed to many callers at once: nobody can
 change what another caller was given.
 """

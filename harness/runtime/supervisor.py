@@ -1,5 +1,22 @@
 """Supervisor and ChildSpec: OTP supervision rebuilt on anyio (asyncio backend).
 
+Run tasks that must stay up; a crashed child is restarted by its ``restart`` type and the
+supervisor's ``strategy`` (a ``RestartStrategy``)::
+
+    import anyio
+    from harness.runtime import ChildSpec, Supervisor
+
+    async def ticker(task_status=anyio.TASK_STATUS_IGNORED) -> None:
+        task_status.started()              # ready: the next child may start
+        while True:
+            await anyio.sleep(1)
+
+    async def main() -> None:
+        async with Supervisor([ChildSpec("ticker", ticker)], strategy="one_for_one") as sup:
+            print(sup.which_children())    # [ChildInfo(id='ticker', status='running', ...)]
+
+    anyio.run(main)
+
 Design notes (the WHY behind the shape):
 
 - Each child runs in its own task, created unstructured (``loop.create_task``), with an anyio
