@@ -38,9 +38,9 @@ import anyio.to_thread
 
 from harness.agents import Roster
 from harness.config import Envelope, HarnessConfig, load_config, make_tokenizer
-from harness.errors import ArgumentError, ArgumentTypeError, ConfigError, StateError
+from harness.errors import ArgumentTypeError, ConfigError, StateError
 from harness.instruction_files import InstructionFiles, InstructionSet
-from harness.instruction_files.stores import InstructionStore, open_store
+from harness.instruction_files.stores import InstructionStore
 from harness.project_context import ProjectContext, load_project_context
 from harness.prompt_assembler import AssembledPrompt, Unit, assemble, merge_budgets
 from harness.runtime import ChildSpec, Supervisor
@@ -137,21 +137,16 @@ class Harness:
         children: Sequence[ChildSpec] = (),
     ) -> None:
         self.config = config if config is not None else load_config()
-        if database is not None and store is not None:
-            raise ArgumentError(
-                "pass either database= (a path or URL: the store is opened for you) or store= "
-                "(an InstructionStore you built), not both"
-            )
         self.roster: Roster = self.config.roster()
         _check_tokenizer_file(self.config.tokenizer)
-        self._owns_store = store is None and database is not None
-        if store is None and database is not None:
-            store = open_store(database, timeout=self.config.instruction_files.database_timeout)
-        self._store = store
-        self._instruction_files = InstructionFiles(self.config.instruction_files, store=store)
-        # Absolute now: a later chdir in the embedding process must not move the database.
+        # database= is opened (and later closed) by InstructionFiles; store= stays the caller's.
+        self._instruction_files = InstructionFiles(
+            self.config.instruction_files, database=database, store=store
+        )
+        self._store = self._instruction_files.store
+        # The SQLite file (absolute: a later chdir does not move it), else the store's name.
         self.database: Path | str | None = self._instruction_files.database or (
-            store.name if store is not None else None
+            self._store.name if self._store is not None else None
         )
         self._children = tuple(children)
         self._supervisor: Supervisor | None = None
@@ -196,8 +191,8 @@ class Harness:
         self._stack = stack  # claimed before the first await: a concurrent enter sees it
         intensity = self.config.supervisor
         try:
-            if self._owns_store and self._store is not None:
-                stack.push_async_callback(self._store.aclose)  # closed last, after the tree
+            # Closed last, after the tree; only a store opened from database= is closed.
+            stack.push_async_callback(self._instruction_files.aclose)
             supervisor = Supervisor(
                 self.child_specs(),
                 strategy="one_for_one",
