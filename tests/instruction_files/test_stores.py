@@ -69,6 +69,17 @@ def texts(found: InstructionSet) -> list[str]:
     return [source.content.strip() for source in found]
 
 
+def controlled(
+    write: Writer, make_db: DbMaker, rows: list[tuple[str, str, object]], root: str = "root"
+) -> tuple[Path, ControlledStore, InstructionFiles]:
+    """A workspace whose root file says ``root``, a database with ``rows``, and the
+    ``InstructionFiles`` reading them through a ``ControlledStore``."""
+    database = make_db(rows)
+    write("AGENTS.md", root)
+    store = ControlledStore(database)
+    return database, store, InstructionFiles(SETTINGS, store=store)
+
+
 async def test_a_controlled_store_is_an_instruction_store(make_db: DbMaker) -> None:
     assert isinstance(ControlledStore(make_db([])), InstructionStore)
     assert isinstance(SqliteInstructionStore("x.db"), InstructionStore)
@@ -77,10 +88,7 @@ async def test_a_controlled_store_is_an_instruction_store(make_db: DbMaker) -> N
 async def test_row_changed_drops_only_that_agents_entries(
     ws: Path, write: Writer, make_db: DbMaker
 ) -> None:
-    database = make_db([("p", "a", "a1"), ("p", "b", "b1")])
-    write("AGENTS.md", "root")
-    store = ControlledStore(database)
-    files = InstructionFiles(SETTINGS, store=store)
+    database, store, files = controlled(write, make_db, [("p", "a", "a1"), ("p", "b", "b1")])
     with anyio.fail_after(10):
         async with Supervisor([files.child_spec()]):
             await files.load(ws, agent="a", project_id="p")
@@ -96,9 +104,7 @@ async def test_row_changed_drops_only_that_agents_entries(
 async def test_rows_unreliable_drops_every_entry_with_a_row_and_keeps_the_rest(
     ws: Path, write: Writer, make_db: DbMaker
 ) -> None:
-    database = make_db([("p", "a", "a1")])
-    write("AGENTS.md", "root1")
-    files = InstructionFiles(SETTINGS, store=ControlledStore(database))
+    database, _, files = controlled(write, make_db, [("p", "a", "a1")], "root1")
     with anyio.fail_after(10):
         async with Supervisor([files.child_spec()]):
             await files.load(ws, agent="a", project_id="p")
@@ -115,10 +121,7 @@ async def test_rows_unreliable_drops_every_entry_with_a_row_and_keeps_the_rest(
 async def test_nothing_with_a_row_is_cached_while_the_store_says_cache_rows_false(
     ws: Path, write: Writer, make_db: DbMaker
 ) -> None:
-    database = make_db([("p", "a", "v1")])
-    write("AGENTS.md", "root")
-    store = ControlledStore(database)
-    files = InstructionFiles(SETTINGS, store=store)
+    database, store, files = controlled(write, make_db, [("p", "a", "v1")])
     with anyio.fail_after(10):
         async with Supervisor([files.child_spec()]):
             store.cache_rows = False
@@ -137,11 +140,8 @@ async def test_nothing_with_a_row_is_cached_while_the_store_says_cache_rows_fals
 async def test_a_read_that_spans_a_generation_change_is_not_cached(
     ws: Path, write: Writer, make_db: DbMaker
 ) -> None:
-    database = make_db([("p", "a", "v1")])
-    write("AGENTS.md", "root")
-    store = ControlledStore(database)
+    database, store, files = controlled(write, make_db, [("p", "a", "v1")])
     store.gate = anyio.Event()
-    files = InstructionFiles(SETTINGS, store=store)
     results: list[InstructionSet] = []
 
     async def load() -> None:
@@ -163,10 +163,7 @@ async def test_a_read_that_spans_a_generation_change_is_not_cached(
 async def test_an_entry_cached_in_an_earlier_generation_is_not_served(
     ws: Path, write: Writer, make_db: DbMaker
 ) -> None:
-    database = make_db([("p", "a", "v1")])
-    write("AGENTS.md", "root")
-    store = ControlledStore(database)
-    files = InstructionFiles(SETTINGS, store=store)
+    database, store, files = controlled(write, make_db, [("p", "a", "v1")])
     with anyio.fail_after(10):
         async with Supervisor([files.child_spec()]):
             await files.load(ws, agent="a", project_id="p")
