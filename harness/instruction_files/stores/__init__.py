@@ -85,7 +85,8 @@ class InstructionStore(Protocol):
         """Supervised companions for the Harness tree (none for a plain file)."""
 
     async def aclose(self) -> None:
-        """Release connections; idempotent."""
+        """Release connections; idempotent. Not final: a ``Harness`` that is entered again
+        reads through the same store, so a store connects (again) lazily on its next read."""
 
 
 StoreFactory: TypeAlias = Callable[..., InstructionStore]
