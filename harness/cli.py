@@ -1,8 +1,16 @@
 """The command line: ``python -m harness`` / ``harness`` with ``debug`` and ``sources``.
 
-Bad input (a missing workspace, an unknown agent, a malformed budget, an unreadable file or
-database, a bad config) exits with status 2 and ONE line on stderr, never a traceback: the
-person at the terminal needs the fix, not our stack. tiktoken is imported only when
+::
+
+    harness debug examples/acme --agent reviewer --project-id acme --db examples/acme.db
+    harness sources examples/acme --db postgresql://engine@db/harness   # a URL works too
+    harness --version
+
+Design notes. ``--db`` goes through ``open_store`` like ``database=``: a path is SQLite, a
+URL picks its backend by scheme. Bad input (a missing workspace, an unknown agent, a
+malformed budget, an unreadable file or database, a bad config: anything that is a
+``HarnessError``) exits with status 2 and ONE line on stderr, never a traceback: the person
+at the terminal needs the fix, not our stack. tiktoken is imported only when
 ``--tokenizer tiktoken:...`` asks for it.
 
 ``--rules FILE`` and ``--task-state FILE`` fill the caller-provided layers, in discard order
@@ -22,6 +30,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
+from harness._version import __version__
+from harness.errors import HarnessError, single_cause
+
 if TYPE_CHECKING:
     from harness.config import HarnessConfig
     from harness.harness import PromptBuild
@@ -34,7 +45,7 @@ __all__ = ["main"]
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
 
 
-class UsageError(Exception):
+class UsageError(HarnessError, ValueError):
     """Bad input from the command line: reported as one line, exit status 2."""
 
 
@@ -80,6 +91,7 @@ def _build_parser() -> _Parser:
         prog="harness",
         description="Inspect the context an agent gets: instruction files, prompt layers, budgets.",
     )
+    parser.add_argument("--version", action="version", version=f"harness {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     commands.required = True
 
@@ -87,7 +99,11 @@ def _build_parser() -> _Parser:
         sub.add_argument("workspace", metavar="WORKSPACE", help="the workspace directory")
         sub.add_argument("--agent", required=agent_required, metavar="SLUG", help="agent slug")
         sub.add_argument("--project-id", metavar="ID", help="project id for the database row")
-        sub.add_argument("--db", metavar="PATH", help="SQLite file holding agent_instructions")
+        sub.add_argument(
+            "--db",
+            metavar="PATH_OR_URL",
+            help="agent_instructions: an SQLite file, or a postgresql:// URL",
+        )
         sub.add_argument("--config", metavar="PATH", help="harness TOML config file")
 
     debug = commands.add_parser(
@@ -148,7 +164,7 @@ def _check_paths(args: argparse.Namespace) -> None:
         raise UsageError(f"workspace {args.workspace!r} does not exist")
     if not workspace.is_dir():
         raise UsageError(f"workspace {args.workspace!r} is not a directory")
-    if args.db is not None and not Path(args.db).is_file():
+    if args.db is not None and _is_path(args.db) and not Path(args.db).is_file():
         if not Path(args.db).exists():
             raise UsageError(f"--db {args.db!r}: no such database file")
         raise UsageError(f"--db {args.db!r}: not a database file (not a regular file)")
@@ -247,31 +263,10 @@ def _config(args: argparse.Namespace) -> HarnessConfig:
     return load_config(args.config)
 
 
-def _usage_errors() -> tuple[type[BaseException], ...]:
-    """Exceptions that mean bad input (status 2), imported only once they may occur. Anything
-    else is our bug, reported as an internal error (status 1), never passed off as the user's."""
-    from harness.agents import UnknownAgent
-    from harness.config import ConfigError
-    from harness.instruction_files import InstructionStoreError
-    from harness.tokenizer import TokenizerLoadError
+def _is_path(database: str) -> bool:
+    from harness.instruction_files.stores import url_scheme
 
-    return (
-        UsageError,
-        UnknownAgent,
-        ConfigError,
-        InstructionStoreError,
-        TokenizerLoadError,
-        FileNotFoundError,  # WorkspaceNotFoundError included
-        PermissionError,
-        NotADirectoryError,
-    )
-
-
-def _leaf(exc: BaseException) -> BaseException:
-    """The single cause inside nested exception groups (task groups wrap errors)."""
-    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
-        exc = exc.exceptions[0]
-    return exc
+    return url_scheme(database) is None
 
 
 def _one_line(exc: BaseException) -> str:
@@ -300,8 +295,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(devnull, sys.stdout.fileno())
         return EXIT_OK
     except Exception as exc:
-        cause = _leaf(exc)
-        if isinstance(cause, _usage_errors()):
+        cause = single_cause(exc)
+        # Everything harness raises on purpose means bad input (status 2); anything else is
+        # our bug, reported as an internal error (status 1), never passed off as the user's.
+        if isinstance(cause, HarnessError):
             sys.stderr.write(f"harness: error: {_one_line(cause)}\n")
             return EXIT_USAGE
         sys.stderr.write(f"harness: internal error: {type(cause).__name__}: {_one_line(cause)}\n")
