@@ -42,7 +42,6 @@ import heapq
 import itertools
 import logging
 import math
-from contextvars import ContextVar
 from typing import Any, ClassVar, TypeAlias
 
 import anyio
@@ -50,7 +49,7 @@ from anyio.abc import TaskStatus
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from harness.runtime.errors import ActorExited, CallingSelf, MailboxFull, NoProc
-from harness.runtime.supervisor import ChildSpec, Restart, Shutdown
+from harness.runtime.supervisor import SERVING, ChildSpec, Restart, Shutdown
 
 __all__ = ["Actor", "ExitReason"]
 
@@ -141,8 +140,9 @@ class _Deadlines:
             self._arm(heap[0][0])
 
 
-# The actor whose task this is: set in ``run``, inherited by every task started from it.
-_serving: ContextVar[Actor | None] = ContextVar("harness_runtime_actor", default=None)
+# The actor whose task this is: set in ``run``, inherited by every task started from it
+# (the supervisor clears it for the children it starts).
+_serving = SERVING
 
 
 def _exited(reason: ExitReason) -> ActorExited:

@@ -10,7 +10,15 @@ import anyio.lowlevel
 import pytest
 
 from harness.errors import HarnessError
-from harness.runtime import Actor, ActorError, ActorExited, CallingSelf, NoProc, Supervisor
+from harness.runtime import (
+    Actor,
+    ActorError,
+    ActorExited,
+    CallingSelf,
+    ChildSpec,
+    NoProc,
+    Supervisor,
+)
 
 
 class Selfish(Actor):
@@ -77,6 +85,34 @@ async def test_calling_self_is_typed_and_catchable_and_other_callers_are_unaffec
     assert isinstance(error, ActorError) and isinstance(error, HarnessError)
     assert isinstance(error, RuntimeError)
     assert "called itself" in str(error)
+
+
+async def test_a_child_the_actor_starts_through_its_supervisor_may_call_it() -> None:
+    outcomes: list[Any] = []
+
+    class Spawner(Actor):
+        async def handle_call(self, msg: Any) -> Any:
+            if msg == "spawn":
+
+                async def child(task_status: Any) -> None:
+                    task_status.started()
+                    try:
+                        outcomes.append(await actor.call("ping"))
+                    except Exception as exc:
+                        outcomes.append(exc)
+                    done.set()
+                    await anyio.sleep_forever()
+
+                await supervisor.start_child(ChildSpec("child", child))  # a separate process
+                return "spawned"
+            return msg
+
+    actor, done = Spawner(), anyio.Event()
+    with anyio.fail_after(5):
+        async with Supervisor([actor.child_spec("spawner")]) as supervisor:
+            assert await actor.call("spawn") == "spawned"
+            await done.wait()
+    assert outcomes == ["ping"]
 
 
 class Slow(Actor):
