@@ -25,6 +25,7 @@ __all__ = [
     "ActorError",
     "ActorExited",
     "AdminCallBeforeReady",
+    "CallingSelf",
     "ChildRunning",
     "DuplicateChild",
     "FailedToStartChild",
@@ -211,4 +212,17 @@ class MailboxFull(ActorError):
             f"the mailbox of {actor} is full ({size} messages); the cast was not delivered. "
             "Slow down, use `await actor.call(...)` (which waits for room), or raise "
             "mailbox_size"
+        )
+
+
+class CallingSelf(ActorError, HarnessError, RuntimeError):
+    """An actor called itself (from a callback, or a task started inside one): OTP's
+    ``calling_self``. The call could never be answered, since the actor handles one message
+    at a time and is busy with the caller, so it fails at once instead of at its timeout."""
+
+    def __init__(self, actor: str = "the actor") -> None:
+        self.actor = actor
+        super().__init__(
+            f"{actor} called itself: it would wait for its own reply forever. Handle the "
+            "message directly (call the method, not actor.call), or cast it to yourself"
         )
