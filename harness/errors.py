@@ -16,8 +16,22 @@ An exception that does not derive from ``HarnessError`` escaping harness is a bu
 
 from __future__ import annotations
 
-__all__ = ["HarnessError"]
+__all__ = ["HarnessError", "describe"]
 
 
 class HarnessError(Exception):
     """Base class of every error harness raises on purpose; the message says what to do."""
+
+
+def describe(reason: object) -> str:
+    """Render an error (or any exit reason) for a message or a log line: ``Type(text)``.
+
+    The one renderer shared by the runtime (exit reasons) and the hooks (a halt's reason)::
+
+        >>> describe(RuntimeError("boom")), describe(ValueError()), describe("normal")
+        ('RuntimeError(boom)', 'ValueError', 'normal')
+    """
+    if isinstance(reason, BaseException):
+        text = str(reason)
+        return f"{type(reason).__name__}({text})" if text else type(reason).__name__
+    return str(reason)
