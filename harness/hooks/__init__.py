@@ -16,6 +16,8 @@ from harness.hooks.hooks import HookHandler as HookHandler
 from harness.hooks.hooks import HookOutcome as HookOutcome
 from harness.hooks.hooks import HookRegistration as HookRegistration
 from harness.hooks.hooks import Hooks as Hooks
+from harness.hooks.settings import HookSettings as HookSettings
+from harness.hooks.settings import load_hook_settings as load_hook_settings
 
 __all__ = [
     "PHASES",
@@ -25,9 +27,11 @@ __all__ = [
     "HookOutcome",
     "HookRegistration",
     "HookResultError",
+    "HookSettings",
     "HookSettingsError",
     "HookTimeoutError",
     "HookTypeError",
     "HookValueError",
     "Hooks",
+    "load_hook_settings",
 ]

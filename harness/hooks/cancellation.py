@@ -15,11 +15,12 @@ Design notes:
 - A run of plain sync handlers never awaits, so without these checks a cancellation requested
   before the run (``scope.cancel()``, an already expired ``fail_after``) or by a handler would
   be swallowed: the run would return "not halted" and the caller act on it.
-- A full checkpoint (``sleep(0)``) costs more than a whole chain of sync handlers, so the checks
-  only *look* (without an await): ``Task.cancelling()`` for ``Task.cancel()``, and anyio's cancel scopes of the
-  task for ``scope.cancel()`` / deadlines; only when one is pending do they checkpoint to let
-  it land. anyio keeps the scopes in a private table; when that is not there (another anyio
-  version, or not asyncio) the public ``checkpoint_if_cancelled`` is used instead.
+- A full checkpoint (``sleep(0)``) costs more than a whole chain of sync handlers, so the
+  checks only *look* (without an await): ``Task.cancelling()`` for ``Task.cancel()``, and
+  anyio's cancel scopes of the task for ``scope.cancel()`` / deadlines; only when one is
+  pending do they checkpoint to let it land. anyio keeps the scopes in a private table;
+  when that is not there (another anyio version, or not asyncio) the public
+  ``checkpoint_if_cancelled`` is used instead.
 - Outside cancellation is recognised by the task's count of cancellation requests: it grows
   only when someone cancels this task. The count at the start of the run is the baseline.
 """
