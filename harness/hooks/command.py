@@ -81,15 +81,18 @@ class CommandHook:
     async def _run(self, data: bytes) -> tuple[int, bytes, bytes]:
         env = {**os.environ, "CLAUDE_PROJECT_DIR": self.cwd}
         try:
-            process = await anyio.open_process(
-                ["/bin/sh", "-c", self.command],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                cwd=self.cwd,
-                env=env,
-                start_new_session=True,
-            )
+            # Shielded: cancelled half-way, the process would run on unkilled; a cancellation
+            # lands at the first checkpoint below instead, where the group is killed.
+            with anyio.CancelScope(shield=True):
+                process = await anyio.open_process(
+                    ["/bin/sh", "-c", self.command],
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    cwd=self.cwd,
+                    env=env,
+                    start_new_session=True,
+                )
         except OSError as exc:
             raise self._error(f"could not start: {describe(exc)}") from exc
         outputs: dict[str, bytearray] = {"stdout": bytearray(), "stderr": bytearray()}
