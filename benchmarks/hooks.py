@@ -8,6 +8,10 @@ Cases (same payload, same number of calls for each side):
 * ``async x10``: the same chain with ``async def`` handlers, for comparison (same pluggy peer).
 * ``sync x10 + match``: 10 sync handlers with ``match="Bash|Edit"`` (all match), for comparison.
 
+* ``command hook 'true'``: a settings-loaded command hook running ``true`` through
+  ``Hooks.run`` (spawn in its own process group, JSON on stdin, both pipes read, reaped)
+  against ``subprocess.run(["/bin/sh", "-c", "true"])``, in the same run. Target ratio <= 1.3.
+
 ``--before CHECKOUT`` adds a column: the same chains built with the ``Hooks`` of another
 checkout of harness (e.g. ``--before /work/main`` for the code before a change), loaded from its
 ``harness/hooks/hooks.py`` and timed in the same run.
@@ -20,7 +24,9 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -30,7 +36,7 @@ import pluggy
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from harness.hooks import Hooks
+from harness.hooks import Hooks, load_hook_settings
 
 HANDLERS = 10
 PAYLOAD: dict[str, Any] = {"tool_name": "Bash", "tool_input": {"command": "ls -la"}}
@@ -141,6 +147,26 @@ async def main_async(
     return rows
 
 
+async def time_command_hook(spawns: int, rounds: int) -> tuple[float, float]:
+    """(ours, peer) ns per spawn: a ``true`` command hook vs ``subprocess.run`` of it."""
+    with tempfile.TemporaryDirectory() as cwd:
+        group = {"matcher": "Bash", "hooks": [{"type": "command", "command": "true"}]}
+        hooks = load_hook_settings({"PreToolUse": [group]}, cwd=cwd).hooks
+        outcome = await hooks.run("pre_tool_use", PAYLOAD)
+        assert not outcome.halted and outcome.ran == ("true",), outcome
+        ours = peer = float("inf")
+        for _ in range(rounds):  # interleaved, so machine noise hits both alike
+            start = time.perf_counter_ns()
+            for _ in range(spawns):
+                subprocess.run(["/bin/sh", "-c", "true"], check=True)  # noqa: ASYNC221 (the peer)
+            peer = min(peer, (time.perf_counter_ns() - start) / spawns)
+            start = time.perf_counter_ns()
+            for _ in range(spawns):
+                await hooks.run("pre_tool_use", PAYLOAD)
+            ours = min(ours, (time.perf_counter_ns() - start) / spawns)
+    return ours, peer
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small, fast run")
@@ -165,6 +191,13 @@ def main(argv: list[str] | None = None) -> int:
             line += f" {then:>10.0f} {ours / then:>10.2f}"
         print(line)
     print("ratio = harness / pluggy; target for 'sync x10 (all continue)': <= 1.00")
+    spawns = 20 if args.quick else 100
+    ours, peer = anyio.run(time_command_hook, spawns, rounds)
+    print(
+        f"\ncommand hook 'true' via Hooks.run: {ours / 1000:.0f} us per run; "
+        f"subprocess.run(['/bin/sh', '-c', 'true']): {peer / 1000:.0f} us; "
+        f"ratio {ours / peer:.2f} (target <= 1.30; best of {rounds} rounds of {spawns})"
+    )
     if before is not None:
         print("now/before: this checkout / the --before one; target for the match row: <= 0.50")
     return 0
