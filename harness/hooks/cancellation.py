@@ -28,8 +28,9 @@ Design notes:
 from __future__ import annotations
 
 import asyncio
-import sys
+import os
 import weakref
+from threading import get_ident
 from typing import Any, TypeAlias
 
 import anyio
@@ -42,6 +43,7 @@ __all__ = [
     "propagate_outside_cancellation",
     "run_finished",
     "run_started",
+    "scope_cancelled",
     "start_pending",
 ]
 
@@ -57,21 +59,37 @@ CancelState: TypeAlias = tuple["asyncio.Task[Any] | None", int, Any]
 """(the running asyncio task or None, its cancellation count at the start, its cancel scope)."""
 
 
-if sys.version_info >= (3, 12):
-    _current_task = asyncio.current_task
-else:  # 3.11's current_task is Python; this is its body without the extra call
-    _running_loop = asyncio.events._get_running_loop
-    _current_tasks = asyncio.tasks._current_tasks  # type: ignore[attr-defined]
+# The running task, without a system call. asyncio.get_running_loop() checks os.getpid() on
+# every call (3.11, 3.12), which costs more than a whole sync chain; so the loop this thread
+# ran last is remembered with its thread and trusted while it still says it runs in this thread
+# (``BaseEventLoop._thread_id``). Forks clear it. Other loops take the public path.
+_last: tuple[int, Any] = (0, None)  # (thread ident, the loop it ran): one tuple, swapped whole
+os.register_at_fork(after_in_child=lambda: globals().update(_last=(0, None)))
+try:
+    _current_tasks: dict[Any, Any] | None = asyncio.tasks._current_tasks  # type: ignore[attr-defined]
+except AttributeError:  # pragma: no cover - a Python that keeps them elsewhere
+    _current_tasks = None
 
-    def _current_task() -> asyncio.Task[Any] | None:
-        loop = _running_loop()
-        return None if loop is None else _current_tasks.get(loop)
+
+def _current_task() -> asyncio.Task[Any] | None:
+    global _last
+    ident, loop = _last
+    if ident != get_ident() or loop._thread_id != ident or _current_tasks is None:
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return None
+        ident = get_ident()
+        if getattr(loop, "_thread_id", None) == ident:
+            _last = (ident, loop)
+        return asyncio.current_task(loop)
+    return _current_tasks.get(loop)
 
 
 def cancel_state() -> CancelState:
     """The running task, its count of cancellation requests and its anyio cancel scope."""
-    task = _current_task()
-    if task is None:  # not on asyncio (trio), or no task: the public checks are used
+    task = _current_task() if _scope_table is not None else None
+    if task is None:  # not on asyncio (trio), no task, another anyio: the public checks
         return None, 0, None
     scope = None
     if _scope_table is not None:
@@ -80,7 +98,7 @@ def cancel_state() -> CancelState:
     return task, task.cancelling(), scope
 
 
-def _scope_cancelled(scope: Any) -> bool:
+def scope_cancelled(scope: Any) -> bool:
     """Whether an anyio cancel scope, or one enclosing it up to a shield, is cancelled."""
     while scope is not None:
         if scope._cancel_called:
@@ -94,7 +112,7 @@ def _scope_cancelled(scope: Any) -> bool:
 def start_pending(state: CancelState) -> bool:
     """Whether ``run_started`` must run: a cancellation may be pending (cheap, no await)."""
     task, count, scope = state
-    return task is None or _scope_table is None or count > 0 or _scope_cancelled(scope)
+    return task is None or _scope_table is None or count > 0 or scope_cancelled(scope)
 
 
 async def run_started(state: CancelState) -> CancelState:
@@ -114,7 +132,7 @@ def finish_pending(state: CancelState) -> bool:
     task, baseline, scope = state
     if task is None or _scope_table is None:
         return True
-    return task.cancelling() > baseline or (scope is not None and _scope_cancelled(scope))
+    return task.cancelling() > baseline or (scope is not None and scope_cancelled(scope))
 
 
 async def run_finished(state: CancelState) -> None:
@@ -127,7 +145,7 @@ async def run_finished(state: CancelState) -> None:
         return
     if task.cancelling() > baseline:
         await propagate_outside_cancellation(task, baseline, None)
-    elif scope is not None and _scope_cancelled(scope):
+    elif scope is not None and scope_cancelled(scope):
         await anyio.lowlevel.checkpoint()
 
 

@@ -47,6 +47,7 @@ from harness.hooks.cancellation import (
     propagate_outside_cancellation,
     run_finished,
     run_started,
+    scope_cancelled,
     start_pending,
 )
 from harness.hooks.errors import (
@@ -335,7 +336,13 @@ class Hooks:
                     if result is not None:
                         break
                 else:
-                    if finish_pending(state):
+                    # finish_pending(state), inlined: this is the hot path's only check
+                    task, baseline, scope = state
+                    if (
+                        task is None
+                        or task.cancelling() > baseline
+                        or (scope is not None and scope_cancelled(scope))
+                    ):
                         await run_finished(state)
                     return _outcome(False, None, None, payload, names, None)
             except BaseException as exc:
