@@ -48,7 +48,6 @@ from harness.hooks.cancellation import (
     run_finished,
     run_started,
     scope_cancelled,
-    start_pending,
 )
 from harness.hooks.errors import (
     CommandHookError,
@@ -313,7 +312,8 @@ class Hooks:
         except (KeyError, TypeError):
             raise HookValueError(unknown_phase(phase)) from None
         state = cancel_state()
-        if start_pending(state):
+        task, count, scope = state  # start_pending(state), inlined
+        if task is None or count or (scope is not None and scope_cancelled(scope)):
             state = await run_started(state)
         if not chain.fast:
             outcome = await _run_chain(chain.entries, 0, payload, [], state)
@@ -322,11 +322,20 @@ class Hooks:
             # first handler that returns anything but None (or raises) leaves the loop, and
             # the general loop takes over from there.
             if chain.needs_name:
-                try:
-                    name = tool_name(payload)
-                except Exception:  # the general loop fails closed naming the handler
-                    return await _finish(_run_chain(chain.entries, 0, payload, [], state), state)
-                handlers, names, indexes = chain.select(name)
+                if type(payload) is dict:  # tool_name(payload), inlined for the common case
+                    name = payload.get("tool_name")
+                    if type(name) is not str:
+                        name = tool_name(payload)
+                else:
+                    try:
+                        name = tool_name(payload)
+                    except Exception:  # the general loop fails closed naming the handler
+                        chained = _run_chain(chain.entries, 0, payload, [], state)
+                        return await _finish(chained, state)
+                selection = chain.memo.get(name)
+                if selection is None:
+                    selection = chain.select(name)
+                handlers, names, indexes = selection
             else:
                 handlers, names, indexes = chain.everything
             remaining = iter(handlers)
