@@ -20,6 +20,7 @@ react to a class rather than parse a message; all are ``harness.HarnessError`` s
 from __future__ import annotations
 
 from harness.errors import HarnessError
+from harness.errors import describe as describe  # the one renderer, shared with the hooks
 
 __all__ = [
     "ActorError",
@@ -36,13 +37,6 @@ __all__ = [
     "SupervisorNotRunning",
     "UnknownChild",
 ]
-
-
-def describe(reason: object) -> str:
-    """Render an exit reason the way logs and messages show it."""
-    if isinstance(reason, BaseException):
-        return f"{type(reason).__name__}({reason})" if str(reason) else type(reason).__name__
-    return str(reason)
 
 
 class SupervisorError(HarnessError):
