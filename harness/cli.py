@@ -228,7 +228,7 @@ async def _debug(args: argparse.Namespace) -> int:
 def _format_sources(
     instruction_set: InstructionSet, context: ProjectContext, args: argparse.Namespace
 ) -> str:
-    from harness.instruction_files.discovery import printable
+    from harness.workspace import printable
 
     who = f"agent {args.agent}" if args.agent else "no agent"
     project = f", project {args.project_id}" if args.project_id else ", no project"

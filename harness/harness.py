@@ -24,11 +24,11 @@ import anyio.to_thread
 from harness.agents import Roster
 from harness.config import ConfigError, Envelope, HarnessConfig, load_config, make_tokenizer
 from harness.instruction_files import InstructionFiles, InstructionSet
-from harness.instruction_files.discovery import resolve_workspace
 from harness.project_context import ProjectContext, load_project_context
 from harness.prompt_assembler import AssembledPrompt, Unit, assemble, merge_budgets
 from harness.runtime import Supervisor
 from harness.tokenizer import ApproximateTokenizer, looks_like_path
+from harness.workspace import resolve_workspace
 
 if TYPE_CHECKING:
     from harness.tokenizer import Tokenizer

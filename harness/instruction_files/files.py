@@ -13,11 +13,12 @@ import anyio
 from anyio.abc import TaskStatus
 
 from harness.instruction_files.cache import CacheKey, CacheTable, CacheTask
-from harness.instruction_files.discovery import resolve_workspace, walk_workspace
+from harness.instruction_files.discovery import walk_workspace
 from harness.instruction_files.models import InstructionSet, InstructionSource
 from harness.instruction_files.settings import InstructionFilesSettings
 from harness.instruction_files.store import read_agent_row, source_path
 from harness.runtime import ChildSpec
+from harness.workspace import resolve_workspace
 
 __all__ = ["InstructionFiles"]
 

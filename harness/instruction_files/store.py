@@ -28,8 +28,8 @@ import anyio
 import anyio.lowlevel
 import anyio.to_thread
 
-from harness.instruction_files.discovery import decode, kind_of
 from harness.instruction_files.models import InstructionSource, InstructionStoreError
+from harness.workspace import decode, kind_of
 
 __all__ = ["SCHEMA_SQL", "create_schema", "read_agent_row", "source_path"]
 
