@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING
 
 from harness.workspace.gitignore import GITIGNORE, load_gitignore
 from harness.workspace.identity import PinBudget
-from harness.workspace.paths import name_length, open_beneath, too_long
+from harness.workspace.paths import PATH_MAX, name_length, open_beneath, too_long
 from harness.workspace.reading import DIR_FLAGS, reason
 
 if TYPE_CHECKING:
@@ -127,17 +127,28 @@ class DirectoryWalk:
         work (named entries, ``.gitignore``) is delegated.
         """
         special, prune, stop = self.special, self.prune, self.stop
-        scandir, pop, push = os.scandir, stack.pop, stack.append
+        scandir, pop, push, dopen = os.scandir, stack.pop, stack.append, os.open
+        lock = self._lock
         while stack and budget > 0:
             budget -= 1
             if stop is not None and stop.is_set():
                 raise WalkCancelled
             parent, name, rel, depth, chain, length = pop()
             try:
-                fd = self._open_dir(parent, name, rel, length)
+                if parent is not None and parent.fd is not None and length < PATH_MAX:
+                    fd = dopen(name, DIR_FLAGS, dir_fd=parent.fd)  # the common case, inline
+                else:
+                    fd = self._open_dir(parent, rel, length)
             except OSError as exc:
                 self.warn(rel or ".", f"directory skipped: it cannot be read ({reason(exc)})")
                 continue
+            finally:
+                if parent is not None:
+                    with lock:
+                        parent.pending -= 1
+                        last = not parent.pending
+                    if last:
+                        self._close_parent(parent)
             kept = False
             try:
                 subdirs: list[str] = []
@@ -173,19 +184,15 @@ class DirectoryWalk:
                 if not kept:
                     os.close(fd)
 
-    def _open_dir(self, parent: _Parent | None, name: str, rel: str, length: int) -> int:
-        try:
-            problem = too_long(length)
-            if problem is not None:
-                raise problem
-            if parent is None:
-                return os.open(".", DIR_FLAGS, dir_fd=self.root_fd)
-            if parent.fd is not None:
-                return os.open(name, DIR_FLAGS, dir_fd=parent.fd)
-            return open_beneath(self.root_fd, rel)
-        finally:
-            if parent is not None:
-                self._opened_child(parent)
+    def _open_dir(self, parent: _Parent | None, rel: str, length: int) -> int:
+        """Open a directory the inline case of ``drain`` does not: the root, one past
+        ``PATH_MAX`` (refused), one whose parent was closed (reached from the root)."""
+        problem = too_long(length)
+        if problem is not None:
+            raise problem
+        if parent is None:
+            return os.open(".", DIR_FLAGS, dir_fd=self.root_fd)
+        return open_beneath(self.root_fd, rel)
 
     def _hold(self, fd: int, rel: str, pending: int) -> _Parent:
         if not _DIRECTORIES.take():
@@ -195,15 +202,14 @@ class DirectoryWalk:
             self._open.add(held)
         return held
 
-    def _opened_child(self, parent: _Parent) -> None:
+    def _close_parent(self, parent: _Parent) -> None:
+        """Its last subdirectory is open: close it (``run`` closes those left on failure)."""
         with self._lock:
-            parent.pending -= 1
-            if parent.pending or parent.fd is None:
-                return
             fd, parent.fd = parent.fd, None
             self._open.discard(parent)
-        os.close(fd)
-        _DIRECTORIES.give_back(1)
+        if fd is not None:
+            os.close(fd)
+            _DIRECTORIES.give_back(1)
 
     def _named(
         self,
