@@ -61,7 +61,8 @@ _ALLOWED = re.compile(
     r"|is a symlink; not followed"
     r"|cannot be (read|listed) \(.+\); skipped"
     r"|a symlink whose real path lies outside the workspace; skipped"
-    r"|(its real path is outside the workspace; not read)"
+    r"|(skipped: )?a symlink to [^ ]+, and [^ ]+ cannot be examined \(.+\), so whether it"
+    r" ignores the target cannot be checked(; skipped)?"
     r")$"
 )
 
