@@ -28,9 +28,9 @@ are skipped, one file reachable by two names is read once (``Pins``), and text i
 ``decode`` (UTF-8, a leading BOM removed, invalid bytes replaced by U+FFFD). Every warning is
 escaped by the one escaper (``printable``/``display_path``). Every file skipped or altered
 yields a warning; nothing here raises for content. Names starting with ``.`` (editor lock and
-swap files) and files not ending in ``.md`` are ignored. Regular (non-symlink) files in ``.AGENTS/`` are the workspace's own
-context and are read even when ``.gitignore`` ignores them (a local, untracked ``.AGENTS/``
-is a normal setup).
+swap files) and files not ending in ``.md`` are ignored. Regular (non-symlink) files in
+``.AGENTS/`` are the workspace's own context and are read even when ``.gitignore`` ignores
+them (a local, untracked ``.AGENTS/`` is a normal setup).
 """
 
 from __future__ import annotations

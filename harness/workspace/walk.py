@@ -42,7 +42,7 @@ import os
 import sys
 import threading
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from harness.workspace.gitignore import GITIGNORE, load_gitignore
 from harness.workspace.identity import PinBudget
@@ -229,7 +229,7 @@ class DirectoryWalk:
         gitignore = named.pop(GITIGNORE, None) if self.gitignores else None
         if gitignore is not None:
             applied = self._gitignore(fd, gitignore, rel, chain)
-            if applied is False:
+            if applied is False:  # (mypy narrows the Literal)
                 # What it ignores is unknown, so nothing it governs may be read: fail closed.
                 subdirs.clear()
                 return chain
