@@ -67,6 +67,7 @@ from harness.workspace import (
     display_path,
     kind_of,
     name_length,
+    printable,
     read_file,
     reason,
     resolve_workspace,
@@ -270,7 +271,8 @@ def _assemble(walk: _Walk) -> InstructionSet:
     return InstructionSet(
         sources=tuple(sources),
         warnings=tuple(
-            f"{display_path(path)}: {reason}{_shadow_note(walk, path, reason)}"
+            # printable: a reason may quote the workspace (a .gitignore line, say)
+            f"{display_path(path)}: {printable(reason)}{_shadow_note(walk, path, reason)}"
             for path, reason in warnings
         ),
     )

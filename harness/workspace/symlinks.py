@@ -161,7 +161,11 @@ class SymlinkPolicy:
     def open_target(self, link_rel: str) -> SymlinkTarget | SymlinkRefusal:
         """Resolve the symlink at workspace-relative ``link_rel`` beneath the root's
         descriptor: a refusal, or its target (opened when it is a regular file and may be
-        read). Raises ``OSError`` when the target cannot be examined (dangling, a loop)."""
+        read). Raises ``OSError`` when the target cannot be examined (dangling, a loop).
+
+        One loop over the components (a stack: a link's target is pushed back onto it), kept
+        in one function so the descriptors it holds are closed in one ``finally``; hence its
+        length."""
         root_fd = self.root_fd()
         todo = [part for part in reversed(link_rel.split("/")) if part not in ("", ".")]
         done: list[str] = []  # the real directories reached, from the root

@@ -240,7 +240,7 @@ class DirectoryWalk:
 
     def _gitignore(
         self, fd: int, entry: os.DirEntry[str], rel: str, chain: IgnoreChain | None
-    ) -> IgnoreChain | bool | None:
+    ) -> IgnoreChain | Literal[False] | None:
         """The chain with this ``.gitignore`` applied, or False (warned) when it exists but
         cannot be read or is over the cap."""
         shown = f"{rel}/{GITIGNORE}" if rel else GITIGNORE
