@@ -11,8 +11,9 @@ Another process (true parallelism, no GIL between attacker and walk) swaps, as f
 Meanwhile the test runs many loads (discovery on one and on several threads, and the
 ``.AGENTS/`` loader). No marker may ever appear, and every warning must be one of the
 documented ones (a directory or file that vanished or turned into a symlink mid-read). Bounded:
-``WALKS`` loads or ``BUDGET`` seconds, whichever comes first. Before the walk went through
-directory descriptors, this test lost within a few hundred walks.
+``WALKS`` loads or ``BUDGET`` seconds, whichever comes first. Against the path-based walk it
+replaced, this test saw outside text in about one load in ten (267 to 352 of 3,000, through
+all three swaps).
 """
 
 from __future__ import annotations
