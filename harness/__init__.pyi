@@ -23,6 +23,7 @@ from harness.instruction_files import InstructionFilesSettings as InstructionFil
 from harness.instruction_files import InstructionSet as InstructionSet
 from harness.instruction_files import InstructionSource as InstructionSource
 from harness.instruction_files import InstructionStoreError as InstructionStoreError
+from harness.instruction_files import TargetOutsideWorkspace as TargetOutsideWorkspace
 from harness.instruction_files import WorkspaceNotFoundError as WorkspaceNotFoundError
 from harness.prompt_assembler import DEFAULT_BUDGETS as DEFAULT_BUDGETS
 from harness.prompt_assembler import DEFAULT_STRATEGIES as DEFAULT_STRATEGIES
@@ -63,6 +64,7 @@ __all__ = [
     "PromptBuild",
     "Roster",
     "Strategy",
+    "TargetOutsideWorkspace",
     "TiktokenTokenizer",
     "Tokenizer",
     "TokenizerLoadError",

@@ -105,6 +105,17 @@ def _build_parser() -> _Parser:
             help="agent_instructions: an SQLite file, or a postgresql:// URL",
         )
         sub.add_argument("--config", metavar="PATH", help="harness TOML config file")
+        sub.add_argument(
+            "--target",
+            action="append",
+            default=[],
+            metavar="PATH",
+            help=(
+                "a path the run will touch, relative to WORKSPACE (not to the current "
+                "directory) or absolute: only the instruction files on the chain from the "
+                "root to it apply (repeat for more targets)"
+            ),
+        )
 
     debug = commands.add_parser(
         "debug",
@@ -193,6 +204,7 @@ async def _debug(args: argparse.Namespace) -> int:
             task_state=state,
             budgets=budgets,
             tokenizer=args.tokenizer,
+            targets=args.target,
         )
     if args.json or args.text:
         for warning in build.warnings:
@@ -217,6 +229,11 @@ def _format_sources(
     project = f", project {args.project_id}" if args.project_id else ", no project"
     header = f"instruction files in {args.workspace} ({who}{project}), least authoritative first:"
     lines = [printable(header)]
+    if instruction_set.targets:
+        from harness.debug import scope_line
+
+        scope = scope_line(instruction_set.targets, instruction_set.chain)
+        lines.append(printable(f"{scope}: {', '.join(instruction_set.targets)}"))
     if not instruction_set.sources:
         lines.append("  (none)")
     paths = [printable(source.path) for source in instruction_set.sources]
@@ -250,7 +267,7 @@ async def _sources(args: argparse.Namespace) -> int:
         harness.roster.identity(agent)
     async with harness:
         instruction_set = await harness.instruction_files.load(
-            args.workspace, agent=agent or "-", project_id=args.project_id
+            args.workspace, agent=agent or "-", project_id=args.project_id, targets=args.target
         )
     context = await harness.project_context(args.workspace)
     sys.stdout.write(_format_sources(instruction_set, context, args))

@@ -35,6 +35,10 @@ Design notes.
 - ``SCHEMA_SQL`` / ``create_schema(path)`` create the table for tests and examples; this package
   never writes to it. ``source_path(project_id, agent)`` is a database source's ``path``.
 - ``discover(workspace, settings)`` is the blocking walk on its own (no database, no cache).
+- ``targets=`` on ``load`` / ``discover`` scopes a load to the chains of directories from the
+  root to each target (``harness.workspace.targets``); a target outside the workspace raises
+  ``TargetOutsideWorkspace`` (a ``ValueError``). ``@path`` lines import other files
+  (``harness.workspace.imports``, through ``harness.workspace.import_door``).
 """
 
 from harness.instruction_files.discovery import discover as discover
@@ -56,6 +60,7 @@ from harness.instruction_files.stores.sqlite import (
 )
 from harness.instruction_files.stores.sqlite import create_schema as create_schema
 from harness.instruction_files.stores.sqlite import source_path as source_path
+from harness.workspace.targets import TargetOutsideWorkspace as TargetOutsideWorkspace
 
 __all__ = [
     "SCHEMA_SQL",
@@ -68,6 +73,7 @@ __all__ = [
     "SqliteInstructionStore",
     "StoreEvents",
     "StoreRead",
+    "TargetOutsideWorkspace",
     "WorkspaceNotFoundError",
     "create_schema",
     "discover",

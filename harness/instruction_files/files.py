@@ -27,10 +27,12 @@ cached when the store allowed it for the whole read (``cache_rows`` true at its 
 from __future__ import annotations
 
 import copy
+import dataclasses
+import functools
 import logging
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -46,12 +48,14 @@ from harness.instruction_files.stores import InstructionStore, StoreRead, open_s
 from harness.instruction_files.stores.sqlite import source_path
 from harness.runtime import ChildSpec
 from harness.workspace import resolve_workspace
+from harness.workspace.targets import Scope, scope_of
 
 __all__ = ["InstructionFiles", "ResolvedWorkspace"]
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_CHILD_ID = "instruction_files_cache"
+_TARGETS_ON_LOOP = 16  # more targets than this are resolved in a worker thread
 
 
 @dataclass(slots=True, eq=False)
@@ -72,6 +76,7 @@ class _Read:
     result: InstructionSet | None = None
     error: Exception | None = None
     abandoned: bool = False  # the leading load was cancelled: waiters start over
+    scope: Scope | None = None  # a scoped read: the chains to walk
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +87,7 @@ class ResolvedWorkspace:
 
     path: str
     epoch: int
+    given: str | None = None  # the absolute path it was given by (for absolute targets)
 
 
 @dataclass(slots=True)
@@ -225,18 +231,26 @@ class InstructionFiles:
         *,
         agent: str,
         project_id: str | None = None,
+        targets: Sequence[str | os.PathLike[str]] = (),
     ) -> InstructionSet:
         """The instruction sources for ``agent`` in ``workspace`` (and ``project_id``'s row).
 
-        Raises ``WorkspaceNotFoundError`` (a ``FileNotFoundError``) for a missing workspace and
+        ``targets``: the paths the run will touch (workspace-relative, or absolute inside the
+        workspace; they need not exist). With targets, only the directories on the chains from
+        the root to each target contribute (CONTRACT section 8); ``InstructionSet.targets``
+        and ``.chain`` say what it was scoped to.
+
+        Raises ``WorkspaceNotFoundError`` (a ``FileNotFoundError``) for a missing workspace,
+        ``TargetOutsideWorkspace`` (a ``ValueError``) for a target outside it, and
         ``InstructionStoreError`` when the database cannot be read. A cache hit reads no file,
-        but the workspace path is resolved on every call: a symlinked workspace that is
-        retargeted, as in an atomic deploy, is the new target at once.
+        but the workspace path (and each target's chain) is resolved on every call: a
+        symlinked workspace that is retargeted, as in an atomic deploy, is the new target at
+        once.
         """
         _check_name("agent", agent)
         if project_id is not None:
             _check_name("project_id", project_id)
-        return await self._load(self.resolve(workspace), agent, project_id)
+        return await self._scoped(self.resolve(workspace), agent, project_id, targets)
 
     def resolve(self, workspace: str | os.PathLike[str]) -> ResolvedWorkspace:
         """Resolve ``workspace`` (``WorkspaceNotFoundError`` if it is not a directory) for
@@ -246,21 +260,61 @@ class InstructionFiles:
             epoch = self._epoch  # before resolving: an invalidate meanwhile must be seen
         # A few lstat calls, on the loop: a worker-thread hop would cost ten times more than
         # the calls themselves, on the path every cache hit takes.
-        return ResolvedWorkspace(resolve_workspace(os.fspath(workspace)), epoch)
+        given = os.fspath(workspace)
+        return ResolvedWorkspace(resolve_workspace(given), epoch, os.path.abspath(given))
 
     async def load_resolved(
-        self, workspace: ResolvedWorkspace, *, agent: str, project_id: str | None = None
+        self,
+        workspace: ResolvedWorkspace,
+        *,
+        agent: str,
+        project_id: str | None = None,
+        targets: Sequence[str | os.PathLike[str]] = (),
     ) -> InstructionSet:
         """``load`` for a workspace ``resolve`` returned (same guarantees)."""
         _check_name("agent", agent)
         if project_id is not None:
             _check_name("project_id", project_id)
-        return await self._load(workspace, agent, project_id)
+        return await self._scoped(workspace, agent, project_id, targets)
+
+    async def _scoped(
+        self,
+        workspace: ResolvedWorkspace,
+        agent: str,
+        project_id: str | None,
+        targets: Sequence[str | os.PathLike[str]],
+    ) -> InstructionSet:
+        """``_load``, scoped to ``targets`` when there are any. Their chains are resolved on
+        every call (a few system calls per level; on the loop, as the workspace is, unless
+        there are many) and are part of the key; the set returned names these targets."""
+        if isinstance(targets, str | os.PathLike):
+            targets = (targets,)  # one path, not a sequence of one-letter targets
+        if not targets:
+            return await self._load(workspace, agent, project_id)
+        if len(targets) > _TARGETS_ON_LOOP:
+            scope = await anyio.to_thread.run_sync(self._scope, workspace, targets)
+        else:
+            scope = self._scope(workspace, targets)
+        found = await self._load(workspace, agent, project_id, scope)
+        if found.targets == scope.targets:
+            return found
+        return dataclasses.replace(found, targets=scope.targets)  # a hit of other targets
+
+    def _scope(
+        self, workspace: ResolvedWorkspace, targets: Sequence[str | os.PathLike[str]]
+    ) -> Scope:
+        prune = self._settings.vendored
+        return scope_of(workspace.path, targets, prune=prune, workspace=workspace.given)
 
     async def _load(
-        self, workspace: ResolvedWorkspace, agent: str, project_id: str | None
+        self,
+        workspace: ResolvedWorkspace,
+        agent: str,
+        project_id: str | None,
+        scope: Scope | None = None,
     ) -> InstructionSet:
-        key: CacheKey = (workspace.path, project_id, agent)
+        chain = scope.directories if scope is not None else None
+        key: CacheKey = (workspace.path, project_id, agent, chain)
         epoch = workspace.epoch
         store = self._store
         while True:
@@ -277,7 +331,7 @@ class InstructionFiles:
                         return hit
                 read = self._inflight.get(key)
                 if read is None:
-                    read = _Read(key, table, revoked=epoch != self._epoch)
+                    read = _Read(key, table, revoked=epoch != self._epoch, scope=scope)
                     if project_id is not None and store is not None:
                         read.generation = self._generation
                         read.cacheable = store.cache_rows
@@ -307,7 +361,7 @@ class InstructionFiles:
 
     async def _lead(self, read: _Read) -> InstructionSet:
         try:
-            result = await self._read_sources(read.key)
+            result = await self._read_sources(read.key, read.scope)
         except BaseException as exc:
             with self._lock:
                 if self._inflight.get(read.key) is read:
@@ -328,16 +382,18 @@ class InstructionFiles:
         read.done.set()
         return result
 
-    async def _read_sources(self, key: CacheKey) -> InstructionSet:
-        """Walk the tree (worker thread) and read the database row (the store) concurrently."""
-        root, project_id, agent = key
+    async def _read_sources(self, key: CacheKey, scope: Scope | None) -> InstructionSet:
+        """Walk the tree, or only the chains of ``scope`` (worker thread), and read the
+        database row (the store) concurrently."""
+        root, project_id, agent, _ = key
+        run = walk_workspace if scope is None else functools.partial(walk_workspace, scope=scope)
         stop = threading.Event()
         walked = _Walked()
 
         async def walk() -> None:
             try:
                 walked.result = await anyio.to_thread.run_sync(
-                    walk_workspace, root, self._settings, stop, abandon_on_cancel=True
+                    run, root, self._settings, stop, abandon_on_cancel=True
                 )
             except Exception as exc:
                 walked.error = exc
@@ -375,7 +431,8 @@ class InstructionFiles:
         assert walked.result is not None
         files = walked.result
         sources = files.sources if row.source is None else (*files.sources, row.source)
-        return InstructionSet(sources=sources, warnings=(*files.warnings, *row.warnings))
+        warnings = (*files.warnings, *row.warnings)
+        return dataclasses.replace(files, sources=sources, warnings=warnings)
 
     # -- StoreEvents: what the store's companions report -----------------------------------
 
@@ -444,7 +501,7 @@ class InstructionFiles:
             return resolved == real or _is_within(real, resolved) or _is_within(resolved, real)
 
         def matches(key: CacheKey) -> bool:
-            resolved, key_project, key_agent = key
+            resolved, key_project, key_agent, _ = key
             return (
                 (real is None or related(resolved))
                 and (project_id is None or key_project == project_id)

@@ -30,7 +30,9 @@ class InstructionSource:
     ``"db:<project_id>/<agent>"``. ``digest`` is the sha256 hex of the bytes read (the UTF-8
     encoding of the row for the database). ``depth`` counts directories below the workspace
     root: 0 for the root file; the database source also has depth 0 (it is not in the tree;
-    its place, last, comes from its kind).
+    its place, last, comes from its kind). ``imports`` lists each file its ``@path`` lines
+    imported (workspace-relative path, sha256 of its text), in first-import order; their
+    text is inside ``content`` (one source, one unit), and ``digest`` stays the file's own.
     """
 
     kind: SourceKind
@@ -38,6 +40,7 @@ class InstructionSource:
     content: str
     digest: str
     depth: int
+    imports: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,10 +49,18 @@ class InstructionSet:
 
     Iterating yields the sources. ``warnings`` names every file skipped or altered and why,
     one ``"<path>: <reason>"`` string each, sorted by path.
+
+    A scoped load (``targets=``) records its ``targets`` as given, normalised and
+    workspace-relative (``"."`` is the root, no trailing ``/``, duplicates once), and
+    ``chain``: the directories on their chains, root (``"."``) first, shallow to deep, ties
+    by path (ignored or vendored ones among them contribute nothing). Both are empty for the
+    full walk.
     """
 
     sources: tuple[InstructionSource, ...] = ()
     warnings: tuple[str, ...] = ()
+    targets: tuple[str, ...] = ()
+    chain: tuple[str, ...] = ()
 
     def __iter__(self) -> Iterator[InstructionSource]:
         return iter(self.sources)
