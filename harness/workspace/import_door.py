@@ -86,12 +86,16 @@ def expand_file(
 ) -> tuple[str, tuple[tuple[str, str], ...], list[str]]:
     """The text of the file ``rel`` with its imports expanded through ``door`` (the expansion
     capped at the door's cap), what it imported, and the warnings, each without the leading
-    ``rel: `` (the caller names the file its own way)."""
+    ``rel: `` (the caller names the file its own way; a line of a nested import says which
+    imported file it is in)."""
     if "@" not in text:  # the common case: one scan, no door
         return text, (), []
     del door.notes[:]
     expansion = expand(rel, text, door, max_bytes=door.cap)
     prefix = f"{rel}: "
-    warnings = [warning.removeprefix(prefix) for warning in expansion.warnings]
+    warnings = [  # a nested file's line: "in imported docs/a.md: import @b.md: ..."
+        warning[len(prefix) :] if warning.startswith(prefix) else f"in imported {warning}"
+        for warning in expansion.warnings
+    ]
     warnings.extend(door.notes)
     return expansion.text, expansion.imports, warnings

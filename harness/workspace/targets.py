@@ -6,8 +6,10 @@
     >>> root = resolve_workspace(tempfile.mkdtemp())
     >>> os.makedirs(os.path.join(root, "packages", "parser", "src"))
     >>> scope = scope_of(root, ["packages/parser/src/tokenize.ts", "packages/"], prune=())
-    >>> scope.targets, scope.directories
-    (('packages/parser/src/tokenize.ts', 'packages'), ('', 'packages', 'packages/parser', 'packages/parser/src'))
+    >>> scope.targets
+    ('packages/parser/src/tokenize.ts', 'packages')
+    >>> scope.directories
+    ('', 'packages', 'packages/parser', 'packages/parser/src')
 
 A target is workspace-relative (never relative to the current directory) or absolute; an
 absolute target must lie lexically under the workspace (its real path, or the path it was
@@ -216,7 +218,9 @@ def _given(target: str | os.PathLike[str]) -> str:
     try:
         given = os.fspath(target)
     except TypeError:
-        raise ArgumentError(f"a target must be a path (str or os.PathLike), got {target!r}") from None
+        raise ArgumentError(
+            f"a target must be a path (str or os.PathLike), got {target!r}"
+        ) from None
     if not isinstance(given, str) or not given:
         raise ArgumentError(
             f"a target must be a non-empty path ('.' for the workspace root), got {given!r}"
