@@ -41,7 +41,7 @@ from typing import NoReturn
 import anyio
 
 from harness.errors import ArgumentTypeError
-from harness.runtime.child import ChildSpec, RestartStrategy
+from harness.runtime.child import ChildSpec
 from harness.runtime.errors import (
     AdminCallBeforeReady,
     ChildRunning,
@@ -57,20 +57,6 @@ __all__ = ["AdminCalls"]
 
 class AdminCalls(Restarts):
     """A restarting child list that can be changed while it runs."""
-
-    def __init__(
-        self,
-        specs: tuple[ChildSpec, ...],
-        *,
-        strategy: RestartStrategy,
-        max_restarts: int,
-        max_seconds: float,
-    ) -> None:
-        super().__init__(
-            specs, strategy=strategy, max_restarts=max_restarts, max_seconds=max_seconds
-        )
-        # One scope per admin call in flight, cancelled when the supervisor stops.
-        self._admin_scopes: set[anyio.CancelScope] = set()
 
     async def start_child(self, spec: ChildSpec) -> None:
         """Add ``spec`` at the end of the child list and start it (waiting for readiness).

@@ -85,6 +85,8 @@ class Children:
         # Where this supervisor runs in a supervision tree (set on entering): its children's
         # lineage extends it, whatever task happens to start them.
         self._lineage: Lineage = ()
+        # One scope per admin call in flight, cancelled when the supervisor stops (see admin).
+        self._admin_scopes: set[anyio.CancelScope] = set()
 
     # ------------------------------------------------------------------ lookup
 

@@ -15,7 +15,7 @@ which siblings come back with it, and the restart intensity when to give up::
             async with Supervisor([ChildSpec("crasher", crasher)], max_restarts=2):
                 await anyio.sleep_forever()
         except MaxRestartsExceeded as exc:
-            print(exc.child_id, exc.reason)  # crasher RuntimeError('boom')
+            print(exc.child_id, repr(exc.reason))  # crasher RuntimeError('boom')
 
     anyio.run(main)
 
