@@ -51,6 +51,7 @@ from harness.runtime.errors import UnknownChild, describe
 from harness.runtime.incarnation import (
     FATAL,
     LINEAGE,
+    SERVING,
     Child,
     Exit,
     Lineage,
@@ -158,6 +159,7 @@ class Children:
         reason: Reason = Exit.NORMAL
         # This task's tree is this incarnation's, whichever task started it.
         LINEAGE.set((*self._lineage, (self, run)))
+        SERVING.set(None)  # started from an actor's callback or not, it is not that actor
         try:
             with run.scope:
                 await spec.start(ReadySignal(run))

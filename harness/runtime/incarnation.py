@@ -40,6 +40,7 @@ from harness.runtime.errors import describe
 __all__ = [
     "FATAL",
     "LINEAGE",
+    "SERVING",
     "Child",
     "Exit",
     "Lineage",
@@ -141,6 +142,13 @@ LINEAGE: contextvars.ContextVar[Lineage] = contextvars.ContextVar(
 """The (supervisor, incarnation) pairs whose task tree the current task belongs to, outermost
 first. Tasks a child spawns inherit it, so a call from anywhere inside a child's tree is
 recognised as coming from that child (and from its ancestors, through nested supervisors)."""
+
+
+SERVING: contextvars.ContextVar[object] = contextvars.ContextVar(
+    "harness_runtime_actor", default=None
+)
+"""The actor whose task tree the current task belongs to (set by ``Actor.run``, see
+``harness.runtime.actor``); a supervised child's task starts with none, whoever started it."""
 
 
 def own_runs(sup: object) -> list[Run]:

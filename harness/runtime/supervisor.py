@@ -61,10 +61,11 @@ from harness.runtime.child import (
     Status,
 )
 from harness.runtime.errors import DuplicateChild
-from harness.runtime.incarnation import LINEAGE, Child, Run
+from harness.runtime.incarnation import LINEAGE, SERVING, Child, Run
 from harness.runtime.restart_window import RestartWindow
 
 __all__ = [
+    "SERVING",
     "ChildInfo",
     "ChildSpec",
     "Restart",
