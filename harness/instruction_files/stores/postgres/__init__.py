@@ -35,7 +35,6 @@ import hashlib
 import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
 
 import anyio
 import anyio.lowlevel
@@ -75,8 +74,14 @@ _QUERY = (
 _POOL_SIZE = 10
 _CLIENT_SLACK = 1.0
 """Seconds the client waits beyond ``statement_timeout`` before abandoning a query itself."""
-_STALE = (asyncpg.ConnectionDoesNotExistError, asyncpg.AdminShutdownError)
-"""A pooled connection that the server (or a restart) closed while it sat idle."""
+_STALE = (
+    asyncpg.ConnectionDoesNotExistError,
+    asyncpg.AdminShutdownError,
+    asyncpg.CrashShutdownError,
+    asyncpg.InternalClientError,
+)
+"""A pooled connection that the server (or a restart) closed while it sat idle (asyncpg reports
+a FATAL that arrived on an idle connection as an internal error at its next query)."""
 
 
 class PostgresOptionError(HarnessError, ValueError):
@@ -87,7 +92,7 @@ class PostgresInstructionStore:
     """The ``InstructionStore`` of a PostgreSQL database (see the module notes)."""
 
     def __init__(self, url: str, *, timeout: float, heartbeat: float = 5.0) -> None:
-        if not isinstance(url, str) or urlsplit(url).scheme not in SCHEMES:
+        if not isinstance(url, str) or url.partition("://")[0].lower() not in SCHEMES:
             raise PostgresOptionError(
                 f"{redact(str(url))!r} is not a PostgreSQL URL: write "
                 "postgresql://user:password@host:port/database"
@@ -151,7 +156,12 @@ class PostgresInstructionStore:
         return max(self._timeout, 1.0)
 
     async def read(self, project_id: str, agent: str) -> StoreRead:
-        """The row of (project_id, agent): ``InstructionStoreError`` when it cannot be read."""
+        """The row of (project_id, agent): ``InstructionStoreError`` when it cannot be read.
+
+        An id that PostgreSQL text cannot hold (a NUL, a lone surrogate) names no row.
+        """
+        if not (_storable(project_id) and _storable(agent)):
+            return StoreRead(None)
         try:
             row = await self._fetch(project_id, agent)
         except Exception as exc:
@@ -175,6 +185,7 @@ class PostgresInstructionStore:
             except _STALE:
                 if attempt == 2:
                     raise
+                await pool.expire_connections()  # a restart left every idle one dead
         raise AssertionError("unreachable")  # pragma: no cover
 
     async def _pool_here(self) -> asyncpg.Pool:
@@ -222,6 +233,16 @@ class PostgresInstructionStore:
             await pool.close()
         if scope.cancelled_caught:
             pool.terminate()
+
+
+def _storable(text: str) -> bool:
+    if "\x00" in text:
+        return False
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _to_read(project_id: str, agent: str, row: Any) -> StoreRead:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import re
 import socket
-from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, unquote, urlencode, urlsplit
 
 import asyncpg
 
@@ -33,8 +33,8 @@ _SECRET_PARAMS = frozenset({"password", "passfile", "sslpassword"})
 def redact(url: str) -> str:
     """``url`` with the password of its user info and of its query replaced by ``***``.
 
-    Never raises: text that does not even split as a URL is replaced whole (it might be
-    nothing but a password pasted in the wrong place).
+    A URL without a password is returned as written. Never raises: text that does not even
+    split as a URL is replaced whole (it might be nothing but a password in the wrong place).
     """
     try:
         parts = urlsplit(url)
@@ -45,14 +45,16 @@ def redact(url: str) -> str:
     if at and ":" in userinfo:
         netloc = f"{userinfo.split(':', 1)[0]}:{_HIDDEN}@{hosts}"
     query = parts.query
-    if query:
-        pairs = parse_qsl(query, keep_blank_values=True)
-        if any(key in _SECRET_PARAMS for key, _ in pairs):
-            query = urlencode(
-                [(key, _HIDDEN if key in _SECRET_PARAMS else value) for key, value in pairs],
-                safe="/*",
-            )
-    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+    pairs = parse_qsl(query, keep_blank_values=True)
+    if any(key in _SECRET_PARAMS for key, _ in pairs):
+        query = urlencode(
+            [(key, _HIDDEN if key in _SECRET_PARAMS else value) for key, value in pairs],
+            safe="/*",
+        )
+    if (netloc, query) == (parts.netloc, parts.query):
+        return url
+    shown = f"{parts.scheme}://{netloc}{parts.path}"
+    return shown + (f"?{query}" if query else "") + (f"#{parts.fragment}" if parts.fragment else "")
 
 
 def passwords_of(url: str) -> tuple[str, ...]:
