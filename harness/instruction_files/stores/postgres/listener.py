@@ -84,7 +84,8 @@ class Listener:
         self._secrets = secrets
         self._heartbeat = heartbeat
         self._connect_timeout = connect_timeout
-        self._connected = False
+        self._listening: asyncpg.Connection | None = None
+        """The connection whose LISTEN is active (None while notices could be missed)."""
         self._failure: BaseException | None = None
 
     def child_spec(self, id: str = "postgres_listener") -> ChildSpec:
@@ -136,7 +137,7 @@ class Listener:
         lost = anyio.Event()
 
         def on_terminated(_: Any) -> None:
-            self._disconnected("connection closed")
+            self._disconnected("connection closed", connection)
             lost.set()
 
         def on_notice(_: Any, pid: int, channel: str, payload: str) -> None:
@@ -144,7 +145,7 @@ class Listener:
                 self._notice(payload)
             except Exception as exc:  # a bug in the cache's callbacks: restart this child
                 self._failure = exc
-                self._disconnected(f"events callback failed: {_describe(exc)}")
+                self._disconnected(f"events callback failed: {_describe(exc)}", connection)
                 lost.set()
 
         connection.add_termination_listener(on_terminated)
@@ -153,7 +154,7 @@ class Listener:
         except Exception as exc:
             return f"LISTEN failed: {_describe(exc)}"
         self._state.backend_pid = connection.get_server_pid()
-        self._connected = True
+        self._listening = connection
         self._state.generation += 1
         self._state.cache_rows = True
         self._log(logging.INFO, "listener_connected", f"backend_pid={self._state.backend_pid}")
@@ -181,11 +182,15 @@ class Listener:
         self._log(logging.INFO, "listener_notice_without_row", "dropping every cached row")
         self._events.rows_unreliable()
 
-    def _disconnected(self, reason: str) -> None:
-        """Loss handling, once per connection: no caching, a new generation, drop the rows."""
-        if not self._connected:
+    def _disconnected(self, reason: str, connection: asyncpg.Connection | None = None) -> None:
+        """Loss handling, once per connection: no caching, a new generation, drop the rows.
+
+        A callback passes its ``connection``: a late callback of an earlier connection must
+        not end the current one.
+        """
+        if self._listening is None or connection not in (None, self._listening):
             return
-        self._connected = False
+        self._listening = None
         self._state.cache_rows = False
         self._state.generation += 1
         self._state.backend_pid = None
