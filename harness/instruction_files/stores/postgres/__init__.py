@@ -43,7 +43,7 @@ import asyncpg
 from harness.errors import HarnessError
 from harness.instruction_files.discovery import decode
 from harness.instruction_files.models import InstructionSource
-from harness.instruction_files.store import source_path
+from harness.instruction_files.stores.sqlite import source_path
 from harness.instruction_files.stores import StoreEvents, StoreRead
 from harness.instruction_files.stores.postgres.errors import cause, explain, passwords_of, redact
 from harness.instruction_files.stores.postgres.listener import Listener, ListenState
