@@ -20,7 +20,7 @@ import re
 import socket
 from urllib.parse import parse_qsl, unquote, urlencode, urlsplit
 
-import asyncpg
+import asyncpg  # type: ignore[import-untyped]  # no stubs or py.typed (asyncpg 0.32)
 
 from harness.instruction_files.models import InstructionStoreError
 

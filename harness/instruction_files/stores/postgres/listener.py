@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import anyio
-import asyncpg
+import asyncpg  # type: ignore[import-untyped]  # no stubs or py.typed (asyncpg 0.32)
 from anyio.abc import TaskStatus
 
 from harness.instruction_files.stores import StoreEvents

@@ -16,10 +16,6 @@ from __future__ import annotations
 
 import importlib.resources
 
-import asyncpg
-
-from harness.instruction_files.stores.postgres.errors import cause, explain, passwords_of, redact
-
 __all__ = ["CHANNEL", "POSTGRES_SCHEMA_SQL", "create_schema_postgres"]
 
 CHANNEL = "harness_agent_instructions"
@@ -39,6 +35,15 @@ async def create_schema_postgres(url: str, *, timeout: float = 10.0) -> None:  #
     One transaction; connecting and applying are each bounded by ``timeout`` seconds.
     Failures raise ``InstructionStoreError`` (the same wording as reads; never the password).
     """
+    import asyncpg  # type: ignore[import-untyped]  # here, not at the top: see the package notes
+
+    from harness.instruction_files.stores.postgres.errors import (
+        cause,
+        explain,
+        passwords_of,
+        redact,
+    )
+
     secrets = passwords_of(url)
     try:
         connection = await asyncpg.connect(url, timeout=timeout)
