@@ -124,7 +124,10 @@ def test_the_command_line_takes_a_url_for_db(
     assert "db:acme/reviewer" in out.out and "AGENTS.md" in out.out
 
 
-def test_the_readme_postgresql_example_runs(postgres_url: str) -> None:
+def test_the_readme_postgresql_example_runs(
+    postgres_url: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(ROOT)
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     section = readme[readme.index("## PostgreSQL for many engine nodes") :]
     section = section[: section.index("\n## ", 1)]
@@ -145,3 +148,4 @@ def test_the_readme_postgresql_example_runs(postgres_url: str) -> None:
                 await result
 
     asyncio.run(run())
+    assert "'AGENTS.md'" in capsys.readouterr().out
