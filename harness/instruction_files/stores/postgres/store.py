@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -41,12 +40,10 @@ import anyio.lowlevel
 import asyncpg  # type: ignore[import-untyped]  # no stubs or py.typed (asyncpg 0.32)
 
 from harness.errors import HarnessError
-from harness.instruction_files.discovery import decode
-from harness.instruction_files.models import InstructionSource
 from harness.instruction_files.stores import StoreEvents, StoreRead
 from harness.instruction_files.stores.postgres.errors import cause, explain, passwords_of, redact
 from harness.instruction_files.stores.postgres.listener import Listener, ListenState
-from harness.instruction_files.stores.sqlite import source_path
+from harness.instruction_files.stores.sqlite import row_read
 
 if TYPE_CHECKING:
     from harness.runtime import ChildSpec
@@ -168,7 +165,10 @@ class PostgresInstructionStore:
             raise explain(exc, self._name, self._timeout, self._secrets) from cause(
                 exc, self._secrets
             )
-        return _to_read(project_id, agent, row)
+        if row is None:
+            return StoreRead(None)
+        raw = row["content"]
+        return row_read(project_id, agent, None if raw is None else bytes(raw), row["updated_at"])
 
     async def _fetch(self, project_id: str, agent: str) -> Any:
         pool = await self._pool_here()
@@ -242,25 +242,3 @@ def _storable(text: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
-
-
-def _to_read(project_id: str, agent: str, row: Any) -> StoreRead:
-    """The row as a ``StoreRead``: decoded like a file, skipped (with a warning) when empty."""
-    if row is None:
-        return StoreRead(None)
-    path = source_path(project_id, agent)
-    raw, updated_at = row["content"], row["updated_at"]
-    if raw is None:
-        return StoreRead(None, (f"{path}: skipped: its content is NULL",), updated_at)
-    raw = bytes(raw)
-    content, notes = decode(raw)
-    if not content.strip():
-        return StoreRead(None, (f"{path}: skipped: empty or whitespace-only",), updated_at)
-    source = InstructionSource(
-        kind="database",
-        path=path,
-        content=content,
-        digest=hashlib.sha256(raw).hexdigest(),
-        depth=0,
-    )
-    return StoreRead(source, tuple(f"{path}: {note}" for note in notes), updated_at)
