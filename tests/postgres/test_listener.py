@@ -245,3 +245,34 @@ def test_backoff_starts_at_once_then_doubles_up_to_a_cap() -> None:
     assert 0.05 <= _backoff(1) <= 0.1
     assert 0.1 <= _backoff(2) <= 0.2
     assert all(2.5 <= _backoff(n) <= 5.0 for n in (10, 50, 10_000))
+
+
+async def test_a_store_in_two_trees_caches_rows_only_while_both_listen(
+    admin: asyncpg.Connection, postgres_url: str
+) -> None:
+    first, second = Recorder(), Recorder()
+    store = PostgresInstructionStore(postgres_url, timeout=5)
+    database = await admin.fetchval("SELECT current_database()")
+    other = await asyncpg.connect(postgres_url, database="postgres")  # may ALTER that database
+    try:
+        with anyio.fail_after(20):
+            async with Supervisor(list(store.child_specs(first))):
+                await connected(store)
+                # The second tree's listener cannot connect: its cache would miss notices.
+                await other.execute(f'ALTER DATABASE "{database}" WITH ALLOW_CONNECTIONS false')
+                try:
+                    async with Supervisor(list(store.child_specs(second))):
+                        for _ in range(20):
+                            assert not store.cache_rows
+                            await anyio.sleep(0.01)
+                        await other.execute(
+                            f'ALTER DATABASE "{database}" WITH ALLOW_CONNECTIONS true'
+                        )
+                        await connected(store)
+                        assert len(await backends(admin, LISTENER)) == 2
+                finally:
+                    await other.execute(f'ALTER DATABASE "{database}" WITH ALLOW_CONNECTIONS true')
+                assert store.cache_rows  # the first tree still listens
+    finally:
+        await other.close()
+        await store.aclose()

@@ -4,7 +4,7 @@
 
     listener = Listener(url, events, state, heartbeat=5.0, connect_timeout=5.0)
     async with Supervisor([listener.child_spec()]):
-        ...   # state.cache_rows is True while LISTEN is active
+        ...   # state.cache_rows is True while its LISTEN is active
 
 Design notes:
 
@@ -56,11 +56,21 @@ _CLOSE_TIMEOUT = 1.0
 
 @dataclass(slots=True)
 class ListenState:
-    """What the listener tells the store: may rows be cached now, and in which generation."""
+    """What the listeners tell the store: may rows be cached now, and in which generation.
 
-    cache_rows: bool = False
+    A store whose tree is entered twice (``store=`` given to two Harness instances) has two
+    listeners, each feeding its own cache; rows may be cached only while every one of them
+    listens (``listening == running > 0``), since each cache hears only its own listener.
+    """
+
     generation: int = 0
+    running: int = 0
+    listening: int = 0
     backend_pid: int | None = None
+
+    @property
+    def cache_rows(self) -> bool:
+        return self.running > 0 and self.listening == self.running
 
 
 class Listener:
@@ -94,6 +104,7 @@ class Listener:
 
     async def run(self, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         """Ready at once; then connect, listen, watch, and reconnect, until cancelled."""
+        self._state.running += 1
         task_status.started()
         failures = 0
         try:
@@ -118,6 +129,7 @@ class Listener:
                 await anyio.sleep(_backoff(failures))
         finally:
             self._disconnected("stopped")
+            self._state.running -= 1
 
     async def _connect(self, failures: int) -> asyncpg.Connection | None:
         try:
@@ -156,7 +168,7 @@ class Listener:
         self._state.backend_pid = connection.get_server_pid()
         self._listening = connection
         self._state.generation += 1
-        self._state.cache_rows = True
+        self._state.listening += 1
         self._log(logging.INFO, "listener_connected", f"backend_pid={self._state.backend_pid}")
         while True:
             with anyio.move_on_after(self._heartbeat / 2):
@@ -191,7 +203,7 @@ class Listener:
         if self._listening is None or connection not in (None, self._listening):
             return
         self._listening = None
-        self._state.cache_rows = False
+        self._state.listening -= 1
         self._state.generation += 1
         self._state.backend_pid = None
         level = logging.DEBUG if reason == "stopped" else logging.WARNING

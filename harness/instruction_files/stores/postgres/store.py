@@ -131,7 +131,8 @@ class PostgresInstructionStore:
 
     @property
     def listener_pid(self) -> int | None:
-        """The server process id of the listener's connection (None while disconnected)."""
+        """The server process id of the most recently connected listener (None once it is
+        disconnected)."""
         return self._state.backend_pid
 
     def child_specs(self, events: StoreEvents) -> Sequence[ChildSpec]:
