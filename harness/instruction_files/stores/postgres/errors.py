@@ -99,7 +99,9 @@ def explain(
     """The ``InstructionStoreError`` for ``exc`` raised while reading the database ``name``.
 
     ``name`` is already redacted; the driver's text is quoted where it helps, and the whole
-    message is scrubbed of ``secrets`` (``passwords_of(url)``).
+    message is scrubbed of ``secrets`` (``passwords_of(url)``). Over 60 lines on purpose: one
+    flat branch per kind of failure, most specific first (asyncpg's classes nest), keeps every
+    user-facing sentence in one place.
     """
     where = f"instructions database {name!r}"
     text = str(exc) or type(exc).__name__
