@@ -27,6 +27,7 @@ from harness.instruction_files import InstructionFiles, InstructionSet
 from harness.instruction_files.discovery import resolve_workspace
 from harness.project_context import ProjectContext, load_project_context
 from harness.prompt_assembler import AssembledPrompt, Unit, assemble, merge_budgets
+from harness.prompt_assembler.budgets import PER_CALL_HINT
 from harness.runtime import Supervisor
 from harness.tokenizer import ApproximateTokenizer, looks_like_path
 
@@ -45,8 +46,8 @@ LayerInput = str | Unit | Sequence[Unit | str]
 class PromptBuild:
     """An assembled prompt with everything needed to explain it (what ``debug`` prints).
 
-    ``warnings`` holds every discovery warning (instruction files, then ``.AGENTS/``) and a
-    note when per-call budgets overflow the input envelope. ``slack`` is the envelope minus
+    ``warnings`` holds every discovery warning (instruction files, then ``.AGENTS/``).
+    ``slack`` is the envelope minus
     the budgets; ``headroom`` is the envelope minus the tokens the prompt actually uses.
     """
 
@@ -165,8 +166,13 @@ class Harness:
         return self._tokenizers[name]
 
     def effective_budgets(self, budgets: Mapping[str, int] | None = None) -> dict[str, int]:
-        """Config budgets with per-call ``budgets`` merged over them; bad names raise."""
-        return merge_budgets(budgets, self.config.budgets.as_mapping())
+        """Config budgets with per-call ``budgets`` merged over them, checked by the same rule
+        as a config file's: bad names or values, or a total over the input envelope, raise
+        ``BudgetError`` (a ``ValueError``)."""
+        config = self.config
+        return merge_budgets(
+            budgets, config.budgets.as_mapping(), envelope=config.envelope, hint=PER_CALL_HINT
+        )
 
     async def project_context(self, workspace: str | os.PathLike[str]) -> ProjectContext:
         """The workspace's ``.AGENTS/`` units, read off the event loop under the config's rules."""
@@ -230,12 +236,6 @@ class Harness:
             prompt = await anyio.to_thread.run_sync(call)
         warnings = [*instruction_set.warnings, *project_context.warnings]
         envelope = self.config.envelope
-        total = sum(merged.values())
-        if total > envelope.input_tokens:
-            warnings.append(
-                f"the layer budgets total {total} tokens, over the input envelope of "
-                f"{envelope.input_tokens} by {total - envelope.input_tokens}"
-            )
         return PromptBuild(
             prompt=prompt,
             workspace=root,

@@ -1,0 +1,132 @@
+"""The assembler's value types: the five layers, the trimming strategies, units and reports.
+
+Everything here is a plain immutable value::
+
+    from harness.prompt_assembler import LAYERS, Strategy, Unit
+
+    rule = Unit("refunds", "Refunds above $500 need finance approval.", source="rules.md")
+    assert LAYERS[0] == "identity" and Strategy("truncate_tail") is Strategy.TRUNCATE_TAIL
+
+Design notes: ``LayerReport`` is a slotted frozen dataclass built once per layer per call, so
+its construction sits on the small-call fast path (issue 18): keep its fields few. What the
+lazy manifest needs beyond the report lives in the prompt (``prompt.py``), not here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from types import MappingProxyType
+
+from harness.errors import HarnessError
+
+__all__ = [
+    "DEFAULT_BUDGETS",
+    "DEFAULT_STRATEGIES",
+    "LAYERS",
+    "LAYER_SEPARATOR",
+    "TRUNCATION_MARKER",
+    "UNIT_SEPARATOR",
+    "AssemblyError",
+    "AssemblyTypeError",
+    "LayerReport",
+    "Strategy",
+    "Unit",
+]
+
+LAYERS: tuple[str, ...] = (
+    "identity",
+    "instruction_files",
+    "project_context",
+    "business_rules",
+    "task_state",
+)
+
+
+class AssemblyError(HarnessError, ValueError):
+    """Bad input to ``assemble`` (an unknown layer or strategy, a bad budget, a duplicate id)."""
+
+
+class AssemblyTypeError(HarnessError, TypeError):
+    """An argument of the wrong type (a layer that is not units, a unit field not a str)."""
+
+
+class Strategy(StrEnum):
+    """How a layer is trimmed when it does not fit its budget.
+
+    Each member is also the registry of its implementation: the module
+    ``harness.prompt_assembler.strategies.<value>`` (see that package).
+    """
+
+    DROP_WHOLE_UNITS = "drop_whole_units"
+    TRUNCATE_TAIL = "truncate_tail"
+    KEEP_OR_DROP = "keep_or_drop"
+
+
+DEFAULT_STRATEGIES: Mapping[str, Strategy] = MappingProxyType(
+    {
+        "identity": Strategy.KEEP_OR_DROP,  # half an identity is useless
+        "instruction_files": Strategy.DROP_WHOLE_UNITS,  # least authoritative discarded first
+        "project_context": Strategy.TRUNCATE_TAIL,  # a blob: keep its head
+        "business_rules": Strategy.DROP_WHOLE_UNITS,  # oldest rule discarded first
+        "task_state": Strategy.DROP_WHOLE_UNITS,  # oldest state discarded first
+    }
+)
+
+DEFAULT_BUDGETS: Mapping[str, int] = MappingProxyType(
+    {
+        "identity": 500,
+        "instruction_files": 4000,
+        "project_context": 4000,
+        "business_rules": 2000,
+        "task_state": 2000,
+    }
+)
+
+LAYER_SEPARATOR = "\n\n"
+"""Joins the non-empty layer texts into the prompt."""
+UNIT_SEPARATOR = "\n\n"
+"""Joins the rendered units of one layer."""
+TRUNCATION_MARKER = "\n[… truncated …]"
+"""Follows the cut text of a ``truncate_tail`` layer (inside the unit's block, if it has one)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Unit:
+    """One indivisible piece of a layer; ``source`` (e.g. a file path) adds attribution."""
+
+    id: str
+    text: str
+    source: str | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.id, str):
+            raise AssemblyTypeError(f"Unit.id must be a str, got {type(self.id).__name__}")
+        if not isinstance(self.text, str):
+            raise AssemblyTypeError(
+                f"Unit {self.id!r}: text must be a str, got {type(self.text).__name__}"
+            )
+        if self.source is not None and not isinstance(self.source, str):
+            raise AssemblyTypeError(
+                f"Unit {self.id!r}: source must be a str or None, got {type(self.source).__name__}"
+            )
+
+
+@dataclass(frozen=True, slots=True)
+class LayerReport:
+    """What one layer became: its text, its count against its budget, and every unit's fate.
+
+    ``notes`` says in words what was dropped or cut and why; it is empty when everything fit.
+    """
+
+    name: str
+    strategy: Strategy
+    budget: int
+    tokens: int
+    estimated: bool
+    text: str
+    kept: tuple[str, ...]
+    dropped: tuple[str, ...]
+    truncated: bool
+    notes: tuple[str, ...] = ()
