@@ -31,13 +31,18 @@ from harness.prompt_assembler.manifest import (
     LayerManifest,
     Manifest,
     ManifestSchemaError,
+    ReplayInputs,
+    ReplayProblem,
     UnitManifest,
+    replay_inputs,
 )
-from harness.prompt_assembler.prompt import AssembledPrompt
+from harness.prompt_assembler.prompt import STALE, AssembledPrompt
 from harness.prompt_assembler.render import neutralise_unit_text, restore_unit_text
 from harness.prompt_assembler.values import (
+    AUTHORITY,
     DEFAULT_BUDGETS,
     DEFAULT_STRATEGIES,
+    INSTRUCTION_LAYERS,
     LAYER_SEPARATOR,
     LAYERS,
     TRUNCATION_MARKER,
@@ -46,15 +51,19 @@ from harness.prompt_assembler.values import (
     AssemblyTypeError,
     LayerReport,
     Strategy,
+    Trust,
     Unit,
 )
 
 __all__ = [
+    "AUTHORITY",
     "DEFAULT_BUDGETS",
     "DEFAULT_STRATEGIES",
+    "INSTRUCTION_LAYERS",
     "LAYERS",
     "LAYER_SEPARATOR",
     "SCHEMA_VERSION",
+    "STALE",
     "TRUNCATION_MARKER",
     "UNIT_SEPARATOR",
     "AssembledPrompt",
@@ -66,7 +75,10 @@ __all__ = [
     "LayerReport",
     "Manifest",
     "ManifestSchemaError",
+    "ReplayInputs",
+    "ReplayProblem",
     "Strategy",
+    "Trust",
     "Unit",
     "UnitManifest",
     "assemble",
@@ -74,5 +86,6 @@ __all__ = [
     "merge_budgets",
     "merge_strategies",
     "neutralise_unit_text",
+    "replay_inputs",
     "restore_unit_text",
 ]

@@ -24,14 +24,16 @@ protocol's ``isinstance``, and slotted reports.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime
 from typing import Any, cast
 
 from harness.prompt_assembler.budgets import merge_budgets
-from harness.prompt_assembler.prompt import AssembledPrompt, Trim
+from harness.prompt_assembler.prompt import AssembledPrompt, LayerTrim
 from harness.prompt_assembler.strategies import LayerResult, implementation
 from harness.prompt_assembler.values import (
     DEFAULT_BUDGETS,
     DEFAULT_STRATEGIES,
+    INSTRUCTION_LAYERS,
     LAYER_SEPARATOR,
     LAYERS,
     AssemblyError,
@@ -39,6 +41,7 @@ from harness.prompt_assembler.values import (
     LayerReport,
     Strategy,
     Unit,
+    require_aware,
 )
 from harness.tokenizer import ApproximateTokenizer, Tokenizer, utf8_len
 
@@ -167,6 +170,104 @@ def _byte_exact(tokenizer: Tokenizer) -> int | None:
 
 _DEFAULT_TOKENIZER = ApproximateTokenizer()
 
+_plain_descriptor: Any = Unit.__dict__["_plain"]
+_UNIT_PLAIN: Callable[[Unit], bool] = _plain_descriptor.__get__
+
+
+def _check_now(now: object) -> datetime | None:
+    if now is None:
+        return None
+    if not isinstance(now, datetime):
+        raise AssemblyTypeError(f"now must be a datetime or None, got {type(now).__name__}")
+    require_aware(now, "now")
+    return now
+
+
+def _few(ids: Sequence[str]) -> str:
+    shown = ", ".join(map(repr, ids[:3]))
+    return shown if len(ids) <= 3 else f"{shown} and {len(ids) - 3} more"
+
+
+def _screen(
+    name: str, units: tuple[Unit, ...], now: datetime | None
+) -> tuple[tuple[Unit, ...], tuple[int, ...] | None, str | None]:
+    """Refuse untrusted units in an instruction layer and drop stale ones (CONTRACT.md section
+    10): (fresh units, their indexes when some were stale, the note saying so)."""
+    if name in INSTRUCTION_LAYERS:
+        for unit in units:
+            if unit.trust != "trusted":
+                raise AssemblyError(
+                    f"layer {name!r}: unit {unit.id!r} is untrusted, and {name} is an instruction "
+                    "layer (identity and instruction_files carry instruction authority); put "
+                    "untrusted text in project_context, business_rules or task_state"
+                )
+    stale: list[str] = []
+    positions: list[int] = []
+    for index, unit in enumerate(units):
+        max_age, observed = unit.max_age, unit.observed_at
+        if max_age is not None and observed is not None:
+            if now is None:
+                raise AssemblyError(
+                    f"layer {name!r}: unit {unit.id!r} has a max_age, so assemble needs the "
+                    "time: pass now=datetime.now(timezone.utc)"
+                )
+            if (now - observed).total_seconds() > max_age:
+                stale.append(unit.id)
+                continue
+        positions.append(index)
+    if not stale:
+        return units, None, None
+    note = (
+        f"dropped {len(stale)} stale unit(s) before trimming ({_few(stale)}): observed more "
+        "than their max_age before now"
+    )
+    return tuple(units[i] for i in positions), tuple(positions), note
+
+
+def _layer(
+    name: str,
+    units: tuple[Unit, ...],
+    ids: tuple[str, ...],
+    budget: int,
+    strategy: Strategy,
+    tok: Tokenizer,
+    bpt: int | None,
+    clock: datetime | None,
+    estimated: bool,
+) -> tuple[LayerReport, LayerTrim]:
+    """One layer: screened (trust, freshness), trimmed by its strategy, and reported."""
+    fresh, positions, stale_note = units, None, None
+    if units and not all(map(_UNIT_PLAIN, units)):
+        fresh, positions, stale_note = _screen(name, units, clock)
+    if not fresh:
+        result = _EMPTY
+    elif bpt is not None and (fast := implementation(strategy).trim_bytes) is not None:
+        result = fast(fresh, budget * bpt, bpt, budget)
+    else:
+        result = implementation(strategy).trim(fresh, budget, tok)
+    start, stop = result.start, result.stop
+    if positions is None:
+        kept, dropped = ids[start:stop], ids[:start] + ids[stop:]
+        notes = tuple(result.notes)
+    else:
+        kept_at = frozenset(positions[start:stop])
+        kept = tuple(ids[i] for i in positions[start:stop])
+        dropped = tuple(unit_id for i, unit_id in enumerate(ids) if i not in kept_at)
+        notes = (stale_note, *result.notes) if stale_note else tuple(result.notes)
+    report = LayerReport(
+        name,
+        strategy,
+        budget,
+        result.tokens,
+        estimated,
+        result.text,
+        kept,
+        dropped,
+        result.truncated,
+        notes,
+    )
+    return report, (units, fresh, positions, result)
+
 
 def assemble(
     layers: Mapping[str, str | Unit | Sequence[Unit]],
@@ -174,54 +275,49 @@ def assemble(
     budgets: Mapping[str, int] | None = None,
     strategies: Mapping[str, Strategy | str] | None = None,
     tokenizer: Tokenizer | None = None,
+    now: datetime | None = None,
 ) -> AssembledPrompt:
     """Assemble the five layers into one prompt, each trimmed to its budget by its strategy.
 
     Pure and deterministic: the same inputs give byte-identical text, digest and manifest,
     whatever the order of ``layers``. Missing layers are empty; a ``str`` layer is one unit whose
     id is the layer name; ``budgets`` and ``strategies`` are partial and merge over the defaults.
+    ``now`` (timezone-aware) is the clock for units with a ``max_age``: stale ones are dropped
+    before trimming with the reason ``stale``. Untrusted units in ``identity`` or
+    ``instruction_files`` raise ``ValueError``.
     """
     units_by_layer = _normalise_layers(layers)
     merged_budgets = merge_budgets(budgets) if budgets else DEFAULT_BUDGETS
     merged_strategies = merge_strategies(strategies)
     tok = _check_tokenizer(_DEFAULT_TOKENIZER if tokenizer is None else tokenizer)
+    clock = _check_now(now)
     bpt = _byte_exact(tok)
     estimated = bool(tok.estimated)
 
     reports: list[LayerReport] = []
-    trims: list[Trim] = []
+    trims: list[LayerTrim] = []
     texts: list[str] = []
     total_bytes = 0
     for name in LAYERS:
         units, ids = units_by_layer[name]
-        budget = merged_budgets[name]
-        strategy = merged_strategies[name]
-        if not units:
-            result = _EMPTY
-        elif bpt is not None and (fast := implementation(strategy).trim_bytes) is not None:
-            result = fast(units, budget * bpt, bpt, budget)
-        else:
-            result = implementation(strategy).trim(units, budget, tok)
+        report, trim = _layer(
+            name,
+            units,
+            ids,
+            merged_budgets[name],
+            merged_strategies[name],
+            tok,
+            bpt,
+            clock,
+            estimated,
+        )
+        result = trim[3]
         if result.text:
             texts.append(result.text)
             if bpt is not None:
                 total_bytes += result.nbytes if result.nbytes >= 0 else utf8_len(result.text)
-        start, stop = result.start, result.stop
-        reports.append(
-            LayerReport(
-                name,
-                strategy,
-                budget,
-                result.tokens,
-                estimated,
-                result.text,
-                ids[start:stop],
-                ids[:start] + ids[stop:],
-                result.truncated,
-                tuple(result.notes),
-            )
-        )
-        trims.append((units, result))
+        reports.append(report)
+        trims.append(trim)
     text = LAYER_SEPARATOR.join(texts)
     if bpt is not None:
         total_bytes += len(LAYER_SEPARATOR) * max(len(texts) - 1, 0)
@@ -236,4 +332,5 @@ def assemble(
         tokenizer_name=tok.name,
         _tokenizer=tok,
         _trims=tuple(trims),
+        _now=clock,
     )

@@ -1,27 +1,49 @@
 """The typed manifest: a versioned, immutable record of one assembly, with a JSON round trip.
 
 ``AssembledPrompt.manifest_record()`` returns a :class:`Manifest`; ``AssembledPrompt.manifest()``
-is its JSON-ready dict (CONTRACT.md section 2). ``Manifest.from_json(m.to_json()) == m``::
+is its JSON-ready dict (CONTRACT.md sections 2 and 10). ``Manifest.from_json(m.to_json()) == m``,
+and :func:`replay_inputs` rebuilds ``assemble``'s arguments from a manifest and the unit texts::
 
-    from harness.prompt_assembler import Manifest, assemble
+    from harness.prompt_assembler import Manifest, assemble, replay_inputs
+    from harness.prompt_assembler.render import sha256
 
-    record = assemble({"identity": "You are the reviewer."}).manifest_record()
+    prompt = assemble({"identity": "You are the reviewer."})
+    record = prompt.manifest_record()
     assert Manifest.from_json(record.to_json()) == record
-    assert record.layers[0].units[0].id == "identity"
+    inputs = replay_inputs(record, {sha256("You are the reviewer."): "You are the reviewer."})
+    assert inputs.problems == () and inputs.assemble().digest == prompt.digest
 
-Design notes: frozen slotted dataclasses holding only JSON types (tuples for lists), so
-equality is structural and a record can be hashed, stored and compared. ``to_dict`` writes
-the schema version under ``manifest_version`` (the key the first release wrote);
-``from_dict`` refuses a version it does not know with :class:`ManifestSchemaError`.
+Design notes: frozen slotted dataclasses holding JSON types (tuples for lists, an aware
+``datetime`` for ISO 8601 times), so equality is structural and a record can be hashed, stored
+and compared. Every input unit of a layer is recorded once, in ``units`` (kept) or
+``dropped_units`` (with its reason), with its ``index`` among the layer's inputs, its
+provenance (trust, version, observed_at, max_age) and the sha256 of its text: that, the
+budgets, strategies, separators, tokenizer name and ``now`` are what a replay needs.
+``to_dict`` writes the schema version under ``manifest_version`` (the key the first release
+wrote); ``from_dict`` refuses a version it does not know with :class:`ManifestSchemaError`.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Literal
 
-from harness.prompt_assembler.values import AssemblyError
+from harness.prompt_assembler.render import sha256
+from harness.prompt_assembler.values import (
+    LAYER_SEPARATOR,
+    LAYERS,
+    TRUNCATION_MARKER,
+    UNIT_SEPARATOR,
+    AssemblyError,
+    Unit,
+)
+
+if TYPE_CHECKING:
+    from harness.prompt_assembler.prompt import AssembledPrompt
+    from harness.tokenizer import Tokenizer
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -29,19 +51,63 @@ __all__ = [
     "LayerManifest",
     "Manifest",
     "ManifestSchemaError",
+    "ReplayInputs",
+    "ReplayProblem",
     "UnitManifest",
+    "replay_inputs",
 ]
 
-SCHEMA_VERSION = 1
-"""The manifest schema this module writes and reads."""
+SCHEMA_VERSION = 2
+"""The manifest schema this module writes and reads (2: provenance, authority, ``now``)."""
 
 
 class ManifestSchemaError(AssemblyError):
     """A manifest that is not of this schema (wrong version, missing or mistyped fields)."""
 
 
+def _time(value: datetime | None) -> str | None:
+    return None if value is None else value.isoformat()
+
+
+def _parse_time(value: str | None) -> datetime | None:
+    return None if value is None else datetime.fromisoformat(value)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Provenance:
+    """What every recorded unit carries besides its fate: where it stood and where it is from."""
+
+    index: int
+    trust: str = "trusted"
+    version: str | None = None
+    observed_at: datetime | None = None
+    max_age: float | None = None
+
+    def _provenance(self) -> dict[str, Any]:
+        return {
+            "index": self.index,
+            "trust": self.trust,
+            "version": self.version,
+            "observed_at": _time(self.observed_at),
+            "max_age": self.max_age,
+        }
+
+
+def _provenance_args(data: Mapping[str, Any]) -> dict[str, Any]:
+    max_age, trust = data["max_age"], data["trust"]
+    if trust not in ("trusted", "untrusted"):
+        raise ValueError(f"trust must be 'trusted' or 'untrusted', got {trust!r}")
+    return {
+        "index": data["index"],
+        "trust": data["trust"],
+        "version": data["version"],
+        "observed_at": _parse_time(data["observed_at"]),
+        "max_age": None if max_age is None else float(max_age),
+    }
+
+
 @dataclass(frozen=True, slots=True)
-class UnitManifest:
+class UnitManifest(_Provenance):
     """A kept unit: its id, source, sha256 of its text, and its rendering's token count.
 
     ``kept_chars`` (set only when ``truncated``) is how many characters of its neutralised
@@ -62,25 +128,27 @@ class UnitManifest:
             "sha256": self.sha256,
             "tokens": self.tokens,
             "truncated": self.truncated,
+            **self._provenance(),
         }
         if self.truncated:
             entry["kept_chars"] = self.kept_chars
         return entry
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> UnitManifest:
+    def from_dict(cls, data: Mapping[str, Any]) -> UnitManifest:
         return cls(
-            id=data["id"],
-            source=data["source"],
-            sha256=data["sha256"],
-            tokens=data["tokens"],
-            truncated=data["truncated"],
-            kept_chars=data.get("kept_chars"),
+            data["id"],
+            data["source"],
+            data["sha256"],
+            data["tokens"],
+            data["truncated"],
+            data.get("kept_chars"),
+            **_provenance_args(data),
         )
 
 
 @dataclass(frozen=True, slots=True)
-class DroppedUnitManifest:
+class DroppedUnitManifest(_Provenance):
     """A dropped unit: its id, source, sha256 of its text, and why it was dropped."""
 
     id: str
@@ -89,20 +157,21 @@ class DroppedUnitManifest:
     reason: str
 
     def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "source": self.source, "sha256": self.sha256, "reason": self.reason}
+        fate = {"id": self.id, "source": self.source, "sha256": self.sha256, "reason": self.reason}
+        return {**fate, **self._provenance()}
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> DroppedUnitManifest:
-        return cls(
-            id=data["id"], source=data["source"], sha256=data["sha256"], reason=data["reason"]
-        )
+    def from_dict(cls, data: Mapping[str, Any]) -> DroppedUnitManifest:
+        fate = (data["id"], data["source"], data["sha256"], data["reason"])
+        return cls(*fate, **_provenance_args(data))
 
 
 @dataclass(frozen=True, slots=True)
 class LayerManifest:
-    """One layer: its strategy, budget and count, kept and dropped ids, notes and units."""
+    """One layer: authority, strategy, budget and count, kept and dropped ids, notes, units."""
 
     name: str
+    authority: str
     strategy: str
     budget: int
     tokens: int
@@ -114,9 +183,14 @@ class LayerManifest:
     units: tuple[UnitManifest, ...]
     dropped_units: tuple[DroppedUnitManifest, ...]
 
+    def inputs(self) -> tuple[UnitManifest | DroppedUnitManifest, ...]:
+        """Every input unit of the layer, kept or dropped, in input order."""
+        return tuple(sorted((*self.units, *self.dropped_units), key=lambda unit: unit.index))
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "name": self.name,
+            "authority": self.authority,
             "strategy": self.strategy,
             "budget": self.budget,
             "tokens": self.tokens,
@@ -130,9 +204,10 @@ class LayerManifest:
         }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> LayerManifest:
+    def from_dict(cls, data: Mapping[str, Any]) -> LayerManifest:
         return cls(
             name=data["name"],
+            authority=data["authority"],
             strategy=data["strategy"],
             budget=data["budget"],
             tokens=data["tokens"],
@@ -148,7 +223,7 @@ class LayerManifest:
 
 @dataclass(frozen=True, slots=True)
 class Manifest:
-    """The record of one assembly: digest, count, tokenizer, separators and every layer."""
+    """The record of one assembly: digest, count, tokenizer, separators, ``now``, every layer."""
 
     digest: str
     tokens: int
@@ -159,11 +234,20 @@ class Manifest:
     unit_separator: str
     truncation_marker: str
     layers: tuple[LayerManifest, ...]
+    now: datetime | None = None
     schema_version: int = SCHEMA_VERSION
 
+    def budgets(self) -> dict[str, int]:
+        """The budget each layer was assembled with."""
+        return {layer.name: layer.budget for layer in self.layers}
+
+    def strategies(self) -> dict[str, str]:
+        """The strategy each layer was trimmed with."""
+        return {layer.name: layer.strategy for layer in self.layers}
+
     def to_dict(self) -> dict[str, Any]:
-        """The JSON-ready dict (``AssembledPrompt.manifest()``)."""
-        return {
+        """The JSON-ready dict (``AssembledPrompt.manifest()``); ``now`` only when given."""
+        data: dict[str, Any] = {
             "manifest_version": self.schema_version,
             "digest": self.digest,
             "tokens": self.tokens,
@@ -175,15 +259,18 @@ class Manifest:
             "truncation_marker": self.truncation_marker,
             "layers": [layer.to_dict() for layer in self.layers],
         }
+        if self.now is not None:
+            data["now"] = self.now.isoformat()
+        return data
 
     def to_json(self) -> str:
         """Canonical JSON (sorted keys, UTF-8 text): equal manifests give equal strings."""
         return json.dumps(self.to_dict(), ensure_ascii=False, sort_keys=True)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Manifest:
+    def from_dict(cls, data: Mapping[str, Any]) -> Manifest:
         """The manifest ``to_dict`` wrote; :class:`ManifestSchemaError` for any other shape."""
-        if not isinstance(data, dict):
+        if not isinstance(data, Mapping):
             raise ManifestSchemaError(f"a manifest is a JSON object, got {type(data).__name__}")
         version = data.get("manifest_version")
         if version != SCHEMA_VERSION:
@@ -202,9 +289,10 @@ class Manifest:
                 unit_separator=data["unit_separator"],
                 truncation_marker=data["truncation_marker"],
                 layers=tuple(LayerManifest.from_dict(layer) for layer in data["layers"]),
+                now=_parse_time(data.get("now")),
                 schema_version=version,
             )
-        except (KeyError, TypeError, AttributeError) as exc:
+        except (KeyError, TypeError, AttributeError, ValueError) as exc:
             raise ManifestSchemaError(f"not a version {SCHEMA_VERSION} manifest: {exc!r}") from None
 
     @classmethod
@@ -215,3 +303,114 @@ class Manifest:
         except ValueError as exc:
             raise ManifestSchemaError(f"a manifest must be JSON: {exc}") from None
         return cls.from_dict(data)
+
+
+# --------------------------------------------------------------------------------------------
+# Replay
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayProblem:
+    """Why a replay cannot be trusted to match: a unit's text is ``missing`` or ``tampered``
+    (its sha256 is not its address), or the record's ``format`` (separators, marker, layer
+    order) is not the one this harness renders."""
+
+    kind: Literal["missing", "tampered", "format"]
+    layer: str | None
+    unit: str | None
+    sha256: str | None
+    detail: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayInputs:
+    """``assemble``'s arguments rebuilt from a manifest: ``assemble(**inputs.arguments())``."""
+
+    layers: Mapping[str, tuple[Unit, ...]]
+    budgets: Mapping[str, int]
+    strategies: Mapping[str, str]
+    now: datetime | None
+    tokenizer_name: str
+    problems: tuple[ReplayProblem, ...] = field(default=())
+
+    def arguments(self) -> dict[str, Any]:
+        """Keyword arguments for ``assemble`` (the tokenizer excepted: pass it yourself)."""
+        return {
+            "layers": dict(self.layers),
+            "budgets": dict(self.budgets),
+            "strategies": dict(self.strategies),
+            "now": self.now,
+        }
+
+    def assemble(self, tokenizer: Tokenizer | None = None) -> AssembledPrompt:
+        """Re-run ``assemble``; ``tokenizer`` must count as the recorded one did (default:
+        ``ApproximateTokenizer()``). Compare the result's ``digest`` with the record's."""
+        from harness.prompt_assembler.assembly import assemble
+
+        return assemble(**self.arguments(), tokenizer=tokenizer)
+
+
+def _format_problems(manifest: Manifest) -> list[ReplayProblem]:
+    expected = (LAYERS, LAYER_SEPARATOR, UNIT_SEPARATOR, TRUNCATION_MARKER)
+    found = (
+        manifest.layer_order,
+        manifest.layer_separator,
+        manifest.unit_separator,
+        manifest.truncation_marker,
+    )
+    if found == expected:
+        return []
+    detail = "the record's layer order, separators or truncation marker differ from this harness's"
+    return [ReplayProblem("format", None, None, None, detail)]
+
+
+def _replay_layer(
+    layer: LayerManifest, texts: Mapping[str, str], problems: list[ReplayProblem]
+) -> tuple[Unit, ...]:
+    units: list[Unit] = []
+    for entry in layer.inputs():
+        address = entry.sha256
+        text = texts.get(address)
+        if text is None:
+            detail = f"no text stored under {address}"
+            problems.append(ReplayProblem("missing", layer.name, entry.id, address, detail))
+            continue
+        if sha256(text) != address:
+            detail = f"the text stored under {address} has another sha256"
+            problems.append(ReplayProblem("tampered", layer.name, entry.id, address, detail))
+        try:
+            unit = Unit(
+                entry.id,
+                text,
+                entry.source,
+                trust="untrusted" if entry.trust == "untrusted" else "trusted",
+                version=entry.version,
+                observed_at=entry.observed_at,
+                max_age=entry.max_age,
+            )
+        except (AssemblyError, TypeError) as exc:
+            problems.append(ReplayProblem("format", layer.name, entry.id, address, str(exc)))
+            continue
+        units.append(unit)
+    return tuple(units)
+
+
+def replay_inputs(manifest: Manifest, texts: Mapping[str, str]) -> ReplayInputs:
+    """Rebuild ``assemble``'s arguments from ``manifest`` and ``texts`` (sha256 hex -> text).
+
+    Pure and never raising for bad data: a text missing from ``texts`` leaves its unit out, and
+    one whose sha256 is not its address is used as found; both are listed in ``problems`` (as
+    is a record whose separators, marker or layer order differ from this harness's), so the
+    caller reports them instead of a silent mismatch. Units come back in input order with their
+    recorded provenance; budgets, strategies and ``now`` are the recorded ones.
+    """
+    problems = _format_problems(manifest)
+    layers = {layer.name: _replay_layer(layer, texts, problems) for layer in manifest.layers}
+    return ReplayInputs(
+        layers=layers,
+        budgets=manifest.budgets(),
+        strategies=manifest.strategies(),
+        now=manifest.now,
+        tokenizer_name=manifest.tokenizer,
+        problems=tuple(problems),
+    )

@@ -15,8 +15,9 @@ kept privately here, so building a prompt costs nothing for a manifest nobody re
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from functools import cached_property
 from typing import Any
 
@@ -29,6 +30,7 @@ from harness.prompt_assembler.manifest import (
 from harness.prompt_assembler.render import kept_chars, render, sha256
 from harness.prompt_assembler.strategies.layer import LayerResult
 from harness.prompt_assembler.values import (
+    AUTHORITY,
     LAYER_SEPARATOR,
     LAYERS,
     TRUNCATION_MARKER,
@@ -38,10 +40,15 @@ from harness.prompt_assembler.values import (
 )
 from harness.tokenizer import Tokenizer
 
-__all__ = ["AssembledPrompt"]
+__all__ = ["STALE", "AssembledPrompt", "LayerTrim"]
 
-Trim = tuple[Sequence[Unit], LayerResult]
-"""A layer's units and what its strategy made of them."""
+STALE = "stale"
+"""The reason recorded for a unit dropped because it was older than its ``max_age``."""
+
+LayerTrim = tuple[Sequence[Unit], Sequence[Unit], tuple[int, ...] | None, LayerResult]
+"""A layer's input units, the fresh ones the strategy got (all of them unless some were stale;
+then the third item holds their indexes among the inputs), and the strategy's result. A plain
+tuple: one is built per layer per call, on the small-call fast path."""
 
 
 @dataclass(frozen=True, repr=False)
@@ -54,7 +61,8 @@ class AssembledPrompt:
     estimated: bool
     tokenizer_name: str
     _tokenizer: Tokenizer = field(compare=False, kw_only=True)
-    _trims: tuple[Trim, ...] = field(default=(), compare=False, kw_only=True)
+    _trims: tuple[LayerTrim, ...] = field(default=(), compare=False, kw_only=True)
+    _now: datetime | None = field(default=None, compare=False, kw_only=True)
 
     def __repr__(self) -> str:
         """One line: tokens, digest prefix, and kept/dropped unit counts per layer."""
@@ -88,6 +96,13 @@ class AssembledPrompt:
                 return report
         raise KeyError(f"unknown layer {name!r}; layers are {', '.join(LAYERS)}")
 
+    def input_units(self) -> dict[str, tuple[Unit, ...]]:
+        """Every layer's input units, kept or dropped, in input order (``LAYERS`` order)."""
+        return {
+            report.name: tuple(trim[0])
+            for report, trim in zip(self.layers, self._trims, strict=True)
+        }
+
     def manifest_record(self) -> Manifest:
         """The typed manifest (computed on first call, then reused)."""
         return self._record
@@ -103,28 +118,55 @@ class AssembledPrompt:
         return result
 
 
+def _provenance(unit: Unit, index: int) -> dict[str, Any]:
+    return {
+        "index": index,
+        "trust": unit.trust,
+        "version": unit.version,
+        "observed_at": unit.observed_at,
+        "max_age": None if unit.max_age is None else float(unit.max_age),
+    }
+
+
 def _layer_manifest(
-    report: LayerReport, units: Sequence[Unit], result: LayerResult, count: Any
+    report: LayerReport, trim: LayerTrim, count: Callable[[str], int]
 ) -> LayerManifest:
+    units, _, stale_positions, result = trim
+    positions: Sequence[int] = range(len(units)) if stale_positions is None else stale_positions
+    kept_at = positions[result.start : result.stop]
+    last = len(kept_at) - 1
     entries = []
-    kept_units = units[result.start : result.stop]
-    last = len(kept_units) - 1
-    for index, unit in enumerate(kept_units):
-        cut = result.truncated and index == last
+    for n, index in enumerate(kept_at):
+        unit = units[index]
+        cut = result.truncated and n == last
         rendered = result.rendered[-1] if cut else render(unit)
         entries.append(
             UnitManifest(
-                id=unit.id,
-                source=unit.source,
-                sha256=sha256(unit.text),
-                tokens=count(rendered),
-                truncated=cut,
-                kept_chars=kept_chars(unit, rendered) if cut else None,
+                unit.id,
+                unit.source,
+                sha256(unit.text),
+                count(rendered),
+                cut,
+                kept_chars(unit, rendered) if cut else None,
+                **_provenance(unit, index),
             )
         )
-    dropped = (*units[: result.start], *units[result.stop :])
+    kept = set(kept_at)
+    fresh = set(positions)
+    dropped = [
+        DroppedUnitManifest(
+            unit.id,
+            unit.source,
+            sha256(unit.text),
+            result.drop_reason if index in fresh else STALE,
+            **_provenance(unit, index),
+        )
+        for index, unit in enumerate(units)
+        if index not in kept
+    ]
     return LayerManifest(
         name=report.name,
+        authority=AUTHORITY[report.name],
         strategy=str(report.strategy),
         budget=report.budget,
         tokens=report.tokens,
@@ -134,10 +176,7 @@ def _layer_manifest(
         dropped=report.dropped,
         notes=report.notes,
         units=tuple(entries),
-        dropped_units=tuple(
-            DroppedUnitManifest(unit.id, unit.source, sha256(unit.text), result.drop_reason)
-            for unit in dropped
-        ),
+        dropped_units=tuple(dropped),
     )
 
 
@@ -153,7 +192,8 @@ def _build_manifest(prompt: AssembledPrompt) -> Manifest:
         unit_separator=UNIT_SEPARATOR,
         truncation_marker=TRUNCATION_MARKER,
         layers=tuple(
-            _layer_manifest(report, units, result, count)
-            for report, (units, result) in zip(prompt.layers, prompt._trims, strict=True)
+            _layer_manifest(report, trim, count)
+            for report, trim in zip(prompt.layers, prompt._trims, strict=True)
         ),
+        now=prompt._now,
     )

@@ -14,16 +14,21 @@ lazy manifest needs beyond the report lives in the prompt (``prompt.py``), not h
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass, field
+from datetime import datetime
 from enum import StrEnum
 from types import MappingProxyType
+from typing import Literal
 
 from harness.errors import HarnessError
 
 __all__ = [
+    "AUTHORITY",
     "DEFAULT_BUDGETS",
     "DEFAULT_STRATEGIES",
+    "INSTRUCTION_LAYERS",
     "LAYERS",
     "LAYER_SEPARATOR",
     "TRUNCATION_MARKER",
@@ -32,7 +37,9 @@ __all__ = [
     "AssemblyTypeError",
     "LayerReport",
     "Strategy",
+    "Trust",
     "Unit",
+    "require_aware",
 ]
 
 LAYERS: tuple[str, ...] = (
@@ -92,13 +99,38 @@ TRUNCATION_MARKER = "\n[… truncated …]"
 """Follows the cut text of a ``truncate_tail`` layer (inside the unit's block, if it has one)."""
 
 
+Trust = Literal["trusted", "untrusted"]
+"""A unit's trust: ``untrusted`` text is rendered inside a data boundary, never as instructions."""
+
+INSTRUCTION_LAYERS: frozenset[str] = frozenset({"identity", "instruction_files"})
+"""The layers whose text carries instruction authority; untrusted units are refused there."""
+
+AUTHORITY: Mapping[str, str] = MappingProxyType(
+    {name: "instruction" if name in INSTRUCTION_LAYERS else "information" for name in LAYERS}
+)
+"""Each layer's authority, as the manifest records it: ``instruction`` or ``information``."""
+
+
 @dataclass(frozen=True, slots=True)
 class Unit:
-    """One indivisible piece of a layer; ``source`` (e.g. a file path) adds attribution."""
+    """One indivisible piece of a layer; ``source`` (e.g. a file path) adds attribution.
+
+    Keyword-only provenance (CONTRACT.md section 10): ``trust`` (``"untrusted"`` text is shown
+    inside a data boundary and refused in the instruction layers), ``version`` (the source's
+    revision or digest), ``observed_at`` (when it was read, timezone-aware) and ``max_age``
+    (seconds after ``observed_at`` the unit stays fresh; needs ``observed_at``).
+    """
 
     id: str
     text: str
     source: str | None = None
+    _: KW_ONLY
+    trust: Trust = "trusted"
+    version: str | None = None
+    observed_at: datetime | None = None
+    max_age: float | None = None
+    _plain: bool = field(default=True, init=False, repr=False, compare=False)
+    """True when trusted and without ``max_age``: nothing for the assembler to check."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.id, str):
@@ -111,6 +143,59 @@ class Unit:
             raise AssemblyTypeError(
                 f"Unit {self.id!r}: source must be a str or None, got {type(self.source).__name__}"
             )
+        if (
+            self.trust != "trusted"
+            or self.max_age is not None
+            or self.observed_at is not None
+            or self.version is not None
+        ):
+            self._check_provenance()
+
+    def _check_provenance(self) -> None:
+        if self.trust not in ("trusted", "untrusted"):
+            raise AssemblyError(
+                f"Unit {self.id!r}: trust must be 'trusted' or 'untrusted', got {self.trust!r}"
+            )
+        if self.version is not None and not isinstance(self.version, str):
+            raise AssemblyTypeError(
+                f"Unit {self.id!r}: version must be a str or None, "
+                f"got {type(self.version).__name__}"
+            )
+        observed = self.observed_at
+        if observed is not None:
+            if not isinstance(observed, datetime):
+                raise AssemblyTypeError(
+                    f"Unit {self.id!r}: observed_at must be a datetime, "
+                    f"got {type(observed).__name__}"
+                )
+            require_aware(observed, f"Unit {self.id!r}: observed_at")
+        age = self.max_age
+        if age is not None:
+            if isinstance(age, bool) or not isinstance(age, int | float):
+                raise AssemblyTypeError(
+                    f"Unit {self.id!r}: max_age must be a number of seconds, "
+                    f"got {type(age).__name__}"
+                )
+            if not math.isfinite(age) or age < 0:
+                raise AssemblyError(
+                    f"Unit {self.id!r}: max_age must be a finite number of seconds >= 0, "
+                    f"got {age!r}"
+                )
+            if observed is None:
+                raise AssemblyError(
+                    f"Unit {self.id!r}: max_age needs observed_at (when the text was read), "
+                    "or drop max_age"
+                )
+        if self.trust != "trusted" or age is not None:
+            object.__setattr__(self, "_plain", False)
+
+
+def require_aware(moment: datetime, what: str) -> None:
+    """Raise ``AssemblyError`` unless ``moment`` is timezone-aware."""
+    if moment.tzinfo is None or moment.utcoffset() is None:
+        raise AssemblyError(
+            f"{what} is a naive datetime; give it a timezone, e.g. datetime.now(timezone.utc)"
+        )
 
 
 @dataclass(frozen=True, slots=True)

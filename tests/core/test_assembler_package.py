@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from datetime import timedelta, timezone
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -36,8 +38,21 @@ IDS = st.text(min_size=1, max_size=8)
 OPTIONAL_TEXT = st.none() | TEXTS
 TUPLE_OF_TEXT = st.lists(TEXTS, max_size=4).map(tuple)
 
+MOMENTS = st.none() | st.datetimes(
+    timezones=st.builds(
+        timezone, st.integers(-14 * 60, 14 * 60).map(lambda m: timedelta(minutes=m))
+    )
+)
+PROVENANCE: dict[str, Any] = {
+    "index": st.integers(0, 10**6),
+    "trust": st.sampled_from(["trusted", "untrusted"]),
+    "version": OPTIONAL_TEXT,
+    "observed_at": MOMENTS,
+    "max_age": st.none() | st.floats(0, 1e12, allow_nan=False, allow_infinity=False),
+}
 UNIT_MANIFESTS = st.builds(
     UnitManifest,
+    **PROVENANCE,
     id=IDS,
     source=OPTIONAL_TEXT,
     sha256=st.text("0123456789abcdef", min_size=64, max_size=64),
@@ -46,11 +61,12 @@ UNIT_MANIFESTS = st.builds(
     kept_chars=st.none() | st.integers(0, 10**6),
 ).filter(lambda unit: unit.truncated or unit.kept_chars is None)
 DROPPED_MANIFESTS = st.builds(
-    DroppedUnitManifest, id=IDS, source=OPTIONAL_TEXT, sha256=TEXTS, reason=TEXTS
+    DroppedUnitManifest, id=IDS, source=OPTIONAL_TEXT, sha256=TEXTS, reason=TEXTS, **PROVENANCE
 )
 LAYER_MANIFESTS = st.builds(
     LayerManifest,
     name=st.sampled_from(LAYERS),
+    authority=st.sampled_from(["instruction", "information"]),
     strategy=st.sampled_from([s.value for s in Strategy]),
     budget=st.integers(0, 10**9),
     tokens=st.integers(0, 10**9),
@@ -73,6 +89,7 @@ MANIFESTS = st.builds(
     unit_separator=TEXTS,
     truncation_marker=TEXTS,
     layers=st.lists(LAYER_MANIFESTS, max_size=5).map(tuple),
+    now=MOMENTS,
 )
 
 

@@ -41,7 +41,7 @@ def trim_bytes(units: Sequence[Unit], max_bytes: int, bpt: int, budget: int) -> 
     append = kept.append
     for unit in reversed(units):
         text = unit.text
-        if unit.source is not None or "<" in text:
+        if unit.source is not None or "<" in text or unit.trust != "trusted":
             text = render(unit)
         size = (len(text) if text.isascii() else utf8_len(text)) + sep_len
         if total + size > limit:
