@@ -23,6 +23,7 @@ protocol's ``isinstance``, and slotted reports.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, cast
@@ -170,8 +171,7 @@ def _byte_exact(tokenizer: Tokenizer) -> int | None:
 
 _DEFAULT_TOKENIZER = ApproximateTokenizer()
 
-_plain_descriptor: Any = Unit.__dict__["_plain"]
-_UNIT_PLAIN: Callable[[Unit], bool] = _plain_descriptor.__get__
+_UNIT_PLAIN: Callable[[Unit], bool] = operator.attrgetter("_plain")
 
 
 def _check_now(now: object) -> datetime | None:
