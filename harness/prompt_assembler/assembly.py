@@ -23,7 +23,7 @@ protocol's ``isinstance``, and slotted reports.
 
 from __future__ import annotations
 
-import operator
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, cast
@@ -49,22 +49,33 @@ from harness.tokenizer import ApproximateTokenizer, Tokenizer, utf8_len
 __all__ = ["assemble", "merge_strategies"]
 
 _LAYER_NAMES = frozenset(LAYERS)
+_NO_UNITS: tuple[tuple[Unit, ...], tuple[str, ...], bool] = ((), (), True)
+_STR_UNITS: Mapping[str, Callable[[str], Unit]] = {
+    name: functools.partial(Unit, name) for name in LAYERS
+}
+"""The unit of a ``str`` layer: id the layer name (``partial`` skips keyword parsing)."""
 _EMPTY = LayerResult("", 0, 0, 0, [], nbytes=0)
 """What every strategy makes of a layer without units (shared: results are never mutated)."""
 
 _unit_id_descriptor: Any = Unit.__dict__["id"]  # the slot's member descriptor
 _UNIT_ID: Callable[[Unit], str] = _unit_id_descriptor.__get__
 """``unit.id`` that raises TypeError unless ``unit`` is a Unit (subclasses pass), at C speed."""
+_unit_key_descriptor: Any = Unit.__dict__["_key"]
+_UNIT_KEY: Callable[[Unit], str | None] = _unit_key_descriptor.__get__
+"""``unit._key`` (its id when plain, else None), type-checked like ``_UNIT_ID``."""
 
 
 def _normalise_layers(
     layers: Mapping[str, str | Unit | Sequence[Unit]],
-) -> dict[str, tuple[tuple[Unit, ...], tuple[str, ...]]]:
-    """Each layer as (units, their ids), validated in as few passes over the units as possible.
+) -> dict[str, tuple[tuple[Unit, ...], tuple[str, ...], bool]]:
+    """Each layer as (units, their ids, whether all are plain), validated in as few passes
+    over the units as possible.
 
     At hundreds of thousands of units every pass is memory-bound (the units outgrow the CPU
-    caches), so the ids are read and type-checked in one C-level pass straight into a tuple
-    (no intermediate list to copy and free), and the duplicate check is one set build.
+    caches), so one C-level pass reads and type-checks every unit's ``_key`` (its id when it
+    is plain: trusted, no ``max_age``; else None) straight into a tuple, and one set build
+    both checks for duplicates and says whether any unit needs screening. Only a layer with
+    provenance to check (or a duplicate to name) takes a second pass, over the ids.
     """
     if not isinstance(layers, Mapping):
         raise AssemblyTypeError(
@@ -74,14 +85,15 @@ def _normalise_layers(
     unknown = () if names <= _LAYER_NAMES else sorted(map(str, names - _LAYER_NAMES))
     if unknown:
         raise AssemblyError(f"unknown layer(s) {', '.join(map(repr, unknown))}; known: {LAYERS}")
-    result: dict[str, tuple[tuple[Unit, ...], tuple[str, ...]]] = {}
+    result: dict[str, tuple[tuple[Unit, ...], tuple[str, ...], bool]] = {}
     for name in LAYERS:
         value = layers.get(name)
         units: tuple[Unit, ...]
         if value is None:
-            units = ()
-        elif isinstance(value, str):
-            units = (Unit(id=name, text=value),)
+            result[name] = _NO_UNITS
+            continue
+        if isinstance(value, str):
+            units = (_STR_UNITS[name](value),)
         elif isinstance(value, Unit):
             units = (value,)
         elif isinstance(value, Sequence):
@@ -93,7 +105,7 @@ def _normalise_layers(
                 f"got {type(value).__name__}"
             )
         try:
-            ids = tuple(map(_UNIT_ID, units))
+            keys = tuple(map(_UNIT_KEY, units))
         except TypeError:
             for item in units:
                 if not isinstance(item, Unit):
@@ -101,13 +113,20 @@ def _normalise_layers(
                         f"layer {name!r}: expected Unit items, got {type(item).__name__}"
                     ) from None
             raise
-        if len(set(ids)) != len(ids):
-            seen: set[str] = set()
-            for unit_id in ids:
-                if unit_id in seen:
-                    raise AssemblyError(f"layer {name!r}: duplicate unit id {unit_id!r}")
-                seen.add(unit_id)
-        result[name] = (units, ids)
+        distinct = set(keys)
+        plain = len(distinct) == len(keys) and None not in distinct
+        if plain:
+            ids = cast(tuple[str, ...], keys)
+        else:  # some unit carries provenance to check, or two share an id
+            ids = tuple(map(_UNIT_ID, units))
+            if len(set(ids)) != len(ids):
+                seen: set[str] = set()
+                for unit_id in ids:
+                    if unit_id in seen:
+                        raise AssemblyError(f"layer {name!r}: duplicate unit id {unit_id!r}")
+                    seen.add(unit_id)
+            plain = None not in distinct
+        result[name] = (units, ids, plain)
     return result
 
 
@@ -171,8 +190,6 @@ def _byte_exact(tokenizer: Tokenizer) -> int | None:
 
 _DEFAULT_TOKENIZER = ApproximateTokenizer()
 
-_UNIT_PLAIN: Callable[[Unit], bool] = operator.attrgetter("_plain")
-
 
 def _check_now(now: object) -> datetime | None:
     if now is None:
@@ -228,6 +245,7 @@ def _layer(
     name: str,
     units: tuple[Unit, ...],
     ids: tuple[str, ...],
+    plain: bool,
     budget: int,
     strategy: Strategy,
     tok: Tokenizer,
@@ -237,7 +255,7 @@ def _layer(
 ) -> tuple[LayerReport, LayerTrim]:
     """One layer: screened (trust, freshness), trimmed by its strategy, and reported."""
     fresh, positions, stale_note = units, None, None
-    if units and not all(map(_UNIT_PLAIN, units)):
+    if not plain:
         fresh, positions, stale_note = _screen(name, units, clock)
     if not fresh:
         result = _EMPTY
@@ -254,17 +272,21 @@ def _layer(
         kept = tuple(ids[i] for i in positions[start:stop])
         dropped = tuple(unit_id for i, unit_id in enumerate(ids) if i not in kept_at)
         notes = (stale_note, *result.notes) if stale_note else tuple(result.notes)
-    report = LayerReport(
-        name,
-        strategy,
-        budget,
-        result.tokens,
-        estimated,
-        result.text,
-        kept,
-        dropped,
-        result.truncated,
-        notes,
+    # LayerReport(...) at a fraction of the cost: its frozen __init__ goes through
+    # object.__setattr__ per field; one update of its __dict__ does the same (it validates
+    # nothing, so nothing is skipped).
+    report: LayerReport = object.__new__(LayerReport)
+    report.__dict__.update(
+        name=name,
+        strategy=strategy,
+        budget=budget,
+        tokens=result.tokens,
+        estimated=estimated,
+        text=result.text,
+        kept=kept,
+        dropped=dropped,
+        truncated=result.truncated,
+        notes=notes,
     )
     return report, (units, fresh, positions, result)
 
@@ -299,11 +321,12 @@ def assemble(
     texts: list[str] = []
     total_bytes = 0
     for name in LAYERS:
-        units, ids = units_by_layer[name]
+        units, ids, plain = units_by_layer[name]
         report, trim = _layer(
             name,
             units,
             ids,
+            plain,
             merged_budgets[name],
             merged_strategies[name],
             tok,
@@ -324,7 +347,11 @@ def assemble(
         tokens = -(-total_bytes // bpt)
     else:
         tokens = tok.count(text)
-    return AssembledPrompt(
+    # AssembledPrompt(**fields) at a fraction of the cost: a frozen dataclass's __init__ goes
+    # through object.__setattr__ per field; this one keeps a __dict__ (for its cached
+    # properties), filled in one update. It validates nothing, so nothing is skipped.
+    prompt: AssembledPrompt = object.__new__(AssembledPrompt)
+    prompt.__dict__.update(
         text=text,
         layers=tuple(reports),
         tokens=tokens,
@@ -334,3 +361,4 @@ def assemble(
         _trims=tuple(trims),
         _now=clock,
     )
+    return prompt

@@ -7,9 +7,10 @@ Everything here is a plain immutable value::
     rule = Unit("refunds", "Refunds above $500 need finance approval.", source="rules.md")
     assert LAYERS[0] == "identity" and Strategy("truncate_tail") is Strategy.TRUNCATE_TAIL
 
-Design notes: ``LayerReport`` is a slotted frozen dataclass built once per layer per call, so
-its construction sits on the small-call fast path (issue 18): keep its fields few. What the
-lazy manifest needs beyond the report lives in the prompt (``prompt.py``), not here.
+Design notes: ``LayerReport`` is a frozen dataclass built once per layer per call, so its
+construction sits on the small-call fast path (issue 18): ``assemble`` fills its ``__dict__``
+in one call instead of running the frozen ``__init__`` (one ``object.__setattr__`` per field).
+What the lazy manifest needs beyond the report lives in the prompt (``prompt.py``), not here.
 """
 
 from __future__ import annotations
@@ -121,6 +122,9 @@ class Unit:
     (seconds after ``observed_at`` the unit stays fresh; needs ``observed_at``).
     """
 
+    _key: str | None = field(default=None, init=False, repr=False, compare=False)
+    """``id`` when the unit is plain (trusted, no ``max_age``: nothing for the assembler to
+    check), else None; first, so it shares the object's first cache line (see ``assembly``)."""
     id: str
     text: str
     source: str | None = None
@@ -129,8 +133,6 @@ class Unit:
     version: str | None = None
     observed_at: datetime | None = None
     max_age: float | None = None
-    _plain: bool = field(default=True, init=False, repr=False, compare=False)
-    """True when trusted and without ``max_age``: nothing for the assembler to check."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.id, str):
@@ -150,6 +152,8 @@ class Unit:
             or self.version is not None
         ):
             self._check_provenance()
+        if self.trust == "trusted" and self.max_age is None:
+            object.__setattr__(self, "_key", self.id)
 
     def _check_provenance(self) -> None:
         if self.trust not in ("trusted", "untrusted"):
@@ -186,8 +190,6 @@ class Unit:
                     f"Unit {self.id!r}: max_age needs observed_at (when the text was read), "
                     "or drop max_age"
                 )
-        if self.trust != "trusted" or age is not None:
-            object.__setattr__(self, "_plain", False)
 
 
 def require_aware(moment: datetime, what: str) -> None:
@@ -198,7 +200,7 @@ def require_aware(moment: datetime, what: str) -> None:
         )
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class LayerReport:
     """What one layer became: its text, its count against its budget, and every unit's fate.
 

@@ -390,3 +390,17 @@ def test_layers_join_as_documented() -> None:
     units = [untrusted("a", "1", "s"), Unit("b", "2")]
     text = assemble({"task_state": units}).layer("task_state").text
     assert text.split(UNIT_SEPARATOR)[-1] == "2"
+
+
+def test_units_changed_with_replace_are_screened_as_what_they_now_are() -> None:
+    plain = Unit("a", "x")
+    risky = dataclasses.replace(plain, trust="untrusted")
+    with pytest.raises(ValueError, match="untrusted"):
+        assemble({"identity": [risky]})
+    aged = dataclasses.replace(plain, observed_at=NOW - timedelta(seconds=5), max_age=1)
+    assert assemble({"task_state": [aged]}, now=NOW).layer("task_state").dropped == ("a",)
+    back = dataclasses.replace(risky, trust="trusted")
+    assert assemble({"identity": [back]}).layer("identity").kept == ("a",)
+    # Duplicate ids are still named when provenance sends a layer down the screened path.
+    with pytest.raises(ValueError, match="duplicate unit id 'a'"):
+        assemble({"task_state": [risky, plain]})
