@@ -118,16 +118,22 @@ def _normalise_layers(
         if plain:
             ids = cast(tuple[str, ...], keys)
         else:  # some unit carries provenance to check, or two share an id
-            ids = tuple(map(_UNIT_ID, units))
-            if len(set(ids)) != len(ids):
-                seen: set[str] = set()
-                for unit_id in ids:
-                    if unit_id in seen:
-                        raise AssemblyError(f"layer {name!r}: duplicate unit id {unit_id!r}")
-                    seen.add(unit_id)
+            ids = _distinct_ids(name, units)
             plain = None not in distinct
         result[name] = (units, ids, plain)
     return result
+
+
+def _distinct_ids(name: str, units: tuple[Unit, ...]) -> tuple[str, ...]:
+    """The units' ids; a duplicate raises ``AssemblyError`` naming it."""
+    ids = tuple(map(_UNIT_ID, units))
+    if len(set(ids)) != len(ids):
+        seen: set[str] = set()
+        for unit_id in ids:
+            if unit_id in seen:
+                raise AssemblyError(f"layer {name!r}: duplicate unit id {unit_id!r}")
+            seen.add(unit_id)
+    return ids
 
 
 def merge_strategies(
@@ -291,6 +297,32 @@ def _layer(
     return report, (units, fresh, positions, result)
 
 
+def _new_prompt(
+    text: str,
+    reports: tuple[LayerReport, ...],
+    tokens: int,
+    estimated: bool,
+    tok: Tokenizer,
+    trims: tuple[LayerTrim, ...],
+    clock: datetime | None,
+) -> AssembledPrompt:
+    """``AssembledPrompt(...)`` at a fraction of the cost: a frozen dataclass's ``__init__``
+    goes through ``object.__setattr__`` per field; this one keeps a ``__dict__`` (for its
+    cached properties), filled in one update. It validates nothing, so nothing is skipped."""
+    prompt: AssembledPrompt = object.__new__(AssembledPrompt)
+    prompt.__dict__.update(
+        text=text,
+        layers=reports,
+        tokens=tokens,
+        estimated=estimated,
+        tokenizer_name=tok.name,
+        _tokenizer=tok,
+        _trims=trims,
+        _now=clock,
+    )
+    return prompt
+
+
 def assemble(
     layers: Mapping[str, str | Unit | Sequence[Unit]],
     *,
@@ -347,18 +379,4 @@ def assemble(
         tokens = -(-total_bytes // bpt)
     else:
         tokens = tok.count(text)
-    # AssembledPrompt(**fields) at a fraction of the cost: a frozen dataclass's __init__ goes
-    # through object.__setattr__ per field; this one keeps a __dict__ (for its cached
-    # properties), filled in one update. It validates nothing, so nothing is skipped.
-    prompt: AssembledPrompt = object.__new__(AssembledPrompt)
-    prompt.__dict__.update(
-        text=text,
-        layers=tuple(reports),
-        tokens=tokens,
-        estimated=estimated,
-        tokenizer_name=tok.name,
-        _tokenizer=tok,
-        _trims=tuple(trims),
-        _now=clock,
-    )
-    return prompt
+    return _new_prompt(text, tuple(reports), tokens, estimated, tok, tuple(trims), clock)
