@@ -29,6 +29,7 @@ import os
 from collections.abc import Mapping, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Self
@@ -290,6 +291,7 @@ class Harness:
         if self._supervisor is None:
             raise HarnessNotRunning(_NOT_RUNNING)
         identity = self.roster.identity(agent)  # UnknownAgent first: the cheapest check
+        now = datetime.now(UTC)  # the build's clock: freshness of max_age units is judged at it
         merged = self.effective_budgets(budgets)
         # Resolved once per build; the instruction files and .AGENTS/ read this one path.
         resolved = self._instruction_files.resolve(workspace)
@@ -305,10 +307,17 @@ class Harness:
             resolved, agent=agent, project_id=project_id, targets=targets
         )
         project_context = await self.project_context(root)
+        seen_at = instruction_set.observed_at
         layers: dict[str, str | Unit | Sequence[Unit]] = {
             "identity": Unit(id=agent, text=identity),
             "instruction_files": [
-                Unit(id=source.path, text=source.content, source=source.path)
+                Unit(
+                    id=source.path,
+                    text=source.content,
+                    source=source.path,
+                    version=source.revision,
+                    observed_at=seen_at,
+                )
                 for source in instruction_set.sources
             ],
             "project_context": project_context.units,
@@ -321,6 +330,7 @@ class Harness:
             budgets=merged,
             strategies=self.config.strategies.as_mapping(),
             tokenizer=chosen,
+            now=now,
         )
         # bytes/4 costs a length per unit; an exact tokenizer encodes whole layers, which can
         # take a noticeable time on large workspaces: then keep the event loop free.

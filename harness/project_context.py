@@ -35,10 +35,12 @@ them (a local, untracked ``.AGENTS/`` is a normal setup).
 
 from __future__ import annotations
 
+import hashlib
 import os
 import stat
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 
 from harness.errors import ArgumentError
 from harness.instruction_files import InstructionFilesSettings
@@ -57,7 +59,7 @@ from harness.workspace import (
     read_file,
     reason,
 )
-from harness.workspace.import_door import ImportDoor, expand_file
+from harness.workspace.import_door import ImportDoor, expand_file, revision
 
 __all__ = ["DIRECTORY", "PRIORITY", "ProjectContext", "load_project_context"]
 
@@ -181,7 +183,16 @@ def _load(
             warnings.extend(f"{relative}: {note}" for note in notes)
             if imported:
                 imports[relative] = imported
-            units.append(Unit(id=relative, text=text, source=relative))
+            digest = hashlib.sha256(data.data).hexdigest()
+            units.append(
+                Unit(
+                    id=relative,
+                    text=text,
+                    source=relative,
+                    version=revision(digest, imported) or digest,  # the file's revision
+                    observed_at=datetime.now(UTC),
+                )
+            )
         return units, warnings
     finally:
         if fd >= 0:

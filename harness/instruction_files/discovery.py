@@ -75,7 +75,7 @@ from harness.workspace import (
     resolve_workspace,
     too_long,
 )
-from harness.workspace.import_door import ImportDoor, expand_file
+from harness.workspace.import_door import ImportDoor, expand_file, revision
 from harness.workspace.targets import ROOT, Scope, scope_of
 
 __all__ = ["DiscoveryCancelled", "discover", "walk_workspace"]
@@ -285,13 +285,15 @@ def _assemble(walk: _Walk) -> InstructionSet:
         warnings.extend((found.rel, note) for note in altered)
         content, imports, notes = expand_file(walk.door, found.rel, content)
         warnings.extend((found.rel, note) for note in notes)
+        digest = hashlib.sha256(found.data).hexdigest()
         sources.append(
             InstructionSource(
                 kind="root" if found.depth == 0 else "directory",
                 path=rel,
                 content=content,
-                digest=hashlib.sha256(found.data).hexdigest(),
+                digest=digest,
                 depth=found.depth,
+                version=revision(digest, imports),
                 imports=imports,
             )
         )

@@ -34,6 +34,7 @@ import os
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 
 import anyio
@@ -390,6 +391,7 @@ class InstructionFiles:
         """Walk the tree, or only the chains of ``scope`` (worker thread), and read the
         database row (the store) concurrently."""
         root, project_id, agent, _ = key
+        observed_at = datetime.now(UTC)
         run = walk_workspace if scope is None else functools.partial(walk_workspace, scope=scope)
         stop = threading.Event()
         walked = _Walked()
@@ -434,9 +436,13 @@ class InstructionFiles:
             raise walked.error
         assert walked.result is not None
         files = walked.result
-        sources = files.sources if row.source is None else (*files.sources, row.source)
+        sources = files.sources
+        if row.source is not None:
+            sources = (*sources, dataclasses.replace(row.source, version=row.updated_at))
         warnings = (*files.warnings, *row.warnings)
-        return dataclasses.replace(files, sources=sources, warnings=warnings)
+        return dataclasses.replace(
+            files, sources=sources, warnings=warnings, observed_at=observed_at
+        )
 
     # -- StoreEvents: what the store's companions report -----------------------------------
 

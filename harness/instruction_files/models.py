@@ -14,7 +14,8 @@ change what another caller was given.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Literal
 
 from harness.errors import HarnessError
@@ -33,6 +34,10 @@ class InstructionSource:
     its place, last, comes from its kind). ``imports`` lists each file its ``@path`` lines
     imported (workspace-relative path, sha256 of its text), in first-import order; their
     text is inside ``content`` (one source, one unit), and ``digest`` stays the file's own.
+
+    ``version`` is the source's revision for provenance: the row's ``updated_at`` for the
+    database, the ``digest`` for a file (the default when none is given), or for a file with
+    imports a sha256 over its digest and its imports' (an edited import is a new revision).
     """
 
     kind: SourceKind
@@ -40,7 +45,13 @@ class InstructionSource:
     content: str
     digest: str
     depth: int
+    version: str | None = None
     imports: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def revision(self) -> str:
+        """``version`` when known, else the ``digest``: what a manifest records."""
+        return self.version if self.version is not None else self.digest
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,7 +59,8 @@ class InstructionSet:
     """The sources in ASCENDING precedence (root, directories shallow to deep, database last).
 
     Iterating yields the sources. ``warnings`` names every file skipped or altered and why,
-    one ``"<path>: <reason>"`` string each, sorted by path.
+    one ``"<path>: <reason>"`` string each, sorted by path. ``observed_at`` is when the read
+    began (timezone-aware UTC; a cached set keeps the time it was read, not served).
 
     A scoped load (``targets=``) records its ``targets`` as given, normalised and
     workspace-relative (``"."`` is the root, no trailing ``/``, duplicates once), and
@@ -59,6 +71,7 @@ class InstructionSet:
 
     sources: tuple[InstructionSource, ...] = ()
     warnings: tuple[str, ...] = ()
+    observed_at: datetime | None = field(default=None, compare=False)  # not part of the data
     targets: tuple[str, ...] = ()
     chain: tuple[str, ...] = ()
 

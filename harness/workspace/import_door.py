@@ -27,12 +27,14 @@ warning saying why, and the ``@`` line stays as it is.
 
 from __future__ import annotations
 
+import hashlib
+
 from harness.workspace.display import display_path
 from harness.workspace.imports import ImportRefused, expand
 from harness.workspace.reading import decode, kind_of, read_file, reason
 from harness.workspace.symlinks import SymlinkPolicy, SymlinkRefusal, describe
 
-__all__ = ["ImportDoor", "expand_file"]
+__all__ = ["ImportDoor", "expand_file", "revision"]
 
 
 def _refused(rel: str, refusal: SymlinkRefusal) -> str:
@@ -79,6 +81,16 @@ class ImportDoor:
         text, altered = decode(read.data)
         self.notes.extend(f"import @{rel}: {note}" for note in altered)
         return text
+
+
+def revision(digest: str, imports: tuple[tuple[str, str], ...]) -> str | None:
+    """The revision of a file's expanded text for provenance: None (its ``digest`` is) when it
+    imports nothing, else the sha256 of its digest and each import's path and sha256, so an
+    edit to an imported file is a new revision too."""
+    if not imports:
+        return None
+    parts = [digest, *(f"{path}\0{sha}" for path, sha in imports)]
+    return hashlib.sha256("\n".join(parts).encode("utf-8", "surrogateescape")).hexdigest()
 
 
 def expand_file(

@@ -163,3 +163,6 @@ async def test_an_edit_to_an_imported_file_reaches_the_cache_through_invalidate(
             assert [s.content for s in await files.load(ws, agent="a")] == ["v2\n"]
             again = await files.load(ws, agent="a", targets=["src/x.py"])
             assert again.sources[0].imports == (("docs/style.md", sha("v2\n")),)
+            # The importing file is unchanged, but its revision (provenance) is not.
+            assert again.sources[0].digest == scoped.sources[0].digest
+            assert again.sources[0].revision != scoped.sources[0].revision
