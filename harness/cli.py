@@ -86,6 +86,20 @@ def _budgets(items: Sequence[str]) -> dict[str, int]:
     return budgets
 
 
+def _target_option(sub: argparse.ArgumentParser) -> None:
+    sub.add_argument(
+        "--target",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help=(
+            "a path the run will touch, relative to WORKSPACE (not to the current directory) "
+            "or absolute: only the instruction files on the chain from the root to it apply "
+            "(repeat for more targets)"
+        ),
+    )
+
+
 def _build_parser() -> _Parser:
     parser = _Parser(
         prog="harness",
@@ -105,17 +119,7 @@ def _build_parser() -> _Parser:
             help="agent_instructions: an SQLite file, or a postgresql:// URL",
         )
         sub.add_argument("--config", metavar="PATH", help="harness TOML config file")
-        sub.add_argument(
-            "--target",
-            action="append",
-            default=[],
-            metavar="PATH",
-            help=(
-                "a path the run will touch, relative to WORKSPACE (not to the current "
-                "directory) or absolute: only the instruction files on the chain from the "
-                "root to it apply (repeat for more targets)"
-            ),
-        )
+        _target_option(sub)
 
     debug = commands.add_parser(
         "debug",

@@ -32,7 +32,7 @@ import functools
 import logging
 import os
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -44,19 +44,19 @@ from harness.errors import ArgumentError, StateError
 from harness.instruction_files.cache import CacheKey, CacheTable, CacheTask
 from harness.instruction_files.discovery import walk_workspace
 from harness.instruction_files.models import InstructionSet
+from harness.instruction_files.scoping import Targets, named, scope_for
 from harness.instruction_files.settings import InstructionFilesSettings
 from harness.instruction_files.stores import InstructionStore, StoreRead, open_store
 from harness.instruction_files.stores.sqlite import source_path
 from harness.runtime import ChildSpec
 from harness.workspace import resolve_workspace
-from harness.workspace.targets import Scope, scope_of
+from harness.workspace.targets import Scope
 
 __all__ = ["InstructionFiles", "ResolvedWorkspace"]
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_CHILD_ID = "instruction_files_cache"
-_TARGETS_ON_LOOP = 16  # more targets than this are resolved in a worker thread
 
 
 @dataclass(slots=True, eq=False)
@@ -236,14 +236,11 @@ class InstructionFiles:
         *,
         agent: str,
         project_id: str | None = None,
-        targets: Sequence[str | os.PathLike[str]] = (),
+        targets: Targets = (),
     ) -> InstructionSet:
-        """The instruction sources for ``agent`` in ``workspace`` (and ``project_id``'s row).
-
-        ``targets``: the paths the run will touch (workspace-relative, or absolute inside the
-        workspace; they need not exist). With targets, only the directories on the chains from
-        the root to each target contribute (CONTRACT section 8); ``InstructionSet.targets``
-        and ``.chain`` say what it was scoped to.
+        """The instruction sources for ``agent`` in ``workspace`` (and ``project_id``'s row);
+        with ``targets`` (paths the run will touch: workspace-relative, or absolute inside it;
+        they need not exist) only those on the chains from the root to each (CONTRACT 8).
 
         Raises ``WorkspaceNotFoundError`` (a ``FileNotFoundError``) for a missing workspace,
         ``TargetOutsideWorkspace`` (a ``ValueError``) for a target outside it, and
@@ -252,9 +249,6 @@ class InstructionFiles:
         symlinked workspace that is retargeted, as in an atomic deploy, is the new target at
         once.
         """
-        _check_name("agent", agent)
-        if project_id is not None:
-            _check_name("project_id", project_id)
         return await self._scoped(self.resolve(workspace), agent, project_id, targets)
 
     def resolve(self, workspace: str | os.PathLike[str]) -> ResolvedWorkspace:
@@ -274,49 +268,24 @@ class InstructionFiles:
         *,
         agent: str,
         project_id: str | None = None,
-        targets: Sequence[str | os.PathLike[str]] = (),
+        targets: Targets = (),
     ) -> InstructionSet:
         """``load`` for a workspace ``resolve`` returned (same guarantees)."""
-        _check_name("agent", agent)
-        if project_id is not None:
-            _check_name("project_id", project_id)
         return await self._scoped(workspace, agent, project_id, targets)
 
     async def _scoped(
-        self,
-        workspace: ResolvedWorkspace,
-        agent: str,
-        project_id: str | None,
-        targets: Sequence[str | os.PathLike[str]],
+        self, workspace: ResolvedWorkspace, agent: str, project_id: str | None, targets: Targets
     ) -> InstructionSet:
-        """``_load``, scoped to ``targets`` when there are any. Their chains are resolved on
-        every call (a few system calls per level; on the loop, as the workspace is, unless
-        there are many) and are part of the key; the set returned names these targets."""
-        if isinstance(targets, str | os.PathLike):
-            targets = (targets,)  # one path, not a sequence of one-letter targets
-        if not targets:
-            return await self._load(workspace, agent, project_id)
-        if len(targets) > _TARGETS_ON_LOOP:
-            scope = await anyio.to_thread.run_sync(self._scope, workspace, targets)
-        else:
-            scope = self._scope(workspace, targets)
-        found = await self._load(workspace, agent, project_id, scope)
-        if found.targets == scope.targets:
-            return found
-        return dataclasses.replace(found, targets=scope.targets)  # a hit of other targets
-
-    def _scope(
-        self, workspace: ResolvedWorkspace, targets: Sequence[str | os.PathLike[str]]
-    ) -> Scope:
+        """``_load`` scoped to ``targets`` if any (``scoping``: their chains are in the key)."""
+        _check_name("agent", agent)
+        if project_id is not None:
+            _check_name("project_id", project_id)
         prune = self._settings.vendored
-        return scope_of(workspace.path, targets, prune=prune, workspace=workspace.given)
+        scope = await scope_for(workspace.path, workspace.given, targets, prune=prune)
+        return named(await self._load(workspace, agent, project_id, scope), scope)
 
     async def _load(
-        self,
-        workspace: ResolvedWorkspace,
-        agent: str,
-        project_id: str | None,
-        scope: Scope | None = None,
+        self, workspace: ResolvedWorkspace, agent: str, project_id: str | None, scope: Scope | None
     ) -> InstructionSet:
         chain = scope.directories if scope is not None else None
         key: CacheKey = (workspace.path, project_id, agent, chain)
@@ -388,8 +357,7 @@ class InstructionFiles:
         return result
 
     async def _read_sources(self, key: CacheKey, scope: Scope | None) -> InstructionSet:
-        """Walk the tree, or only the chains of ``scope`` (worker thread), and read the
-        database row (the store) concurrently."""
+        """Walk the tree or ``scope``'s chains (worker thread) and read the row concurrently."""
         root, project_id, agent, _ = key
         observed_at = datetime.now(UTC)
         run = walk_workspace if scope is None else functools.partial(walk_workspace, scope=scope)
