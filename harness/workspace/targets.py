@@ -167,7 +167,7 @@ def chain_of(
             except OSError as exc:
                 where = "/".join((*done, part))
                 return tuple(done), (
-                    f"target: {where} cannot be examined ({reason(exc)}); its chain ends above it"
+                    f"target's chain ends above {where}, which cannot be examined ({reason(exc)})"
                 )
         return tuple(done), None
     finally:

@@ -220,6 +220,16 @@ def test_a_target_that_does_not_exist_uses_its_deepest_existing_ancestor(mono: P
     assert paths(discover(mono, targets=["nope/../packages/parser/x"])) == PARSER_SRC[:3]
 
 
+def test_a_symlink_loop_ends_the_chain_with_a_warning(mono: Path) -> None:
+    (mono / "packages" / "loop").symlink_to("loop")
+    found = discover(mono, targets=["packages/loop/x.ts"])
+    assert paths(found) == ["AGENTS.md", "packages/AGENTS.md"]
+    assert found.warnings == (
+        "packages/loop/x.ts: target's chain ends above packages/loop, which cannot be "
+        "examined (Too many levels of symbolic links)",
+    )
+
+
 @pytest.mark.parametrize(
     "target", ["..", "../outside/x", "packages/../../outside", "nope/../../x", "/etc/passwd"]
 )
