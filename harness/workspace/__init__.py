@@ -1,0 +1,1 @@
+"""Workspace file safety: what may be read from a workspace, and how (ws owns this package)."""
