@@ -34,17 +34,29 @@ exact. ``tests/workspace/test_wildmatch.py`` runs git's own ``t3070`` table thro
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from typing import Final
 
 import re2
 
-__all__ = ["Matcher", "compile_wildmatch", "literal_prefix_length", "slash_count", "wildmatch"]
+__all__ = [
+    "LONGEST_TEXT",
+    "Matcher",
+    "compile_wildmatch",
+    "literal_prefix_length",
+    "slash_count",
+    "wildmatch",
+]
 
 Matcher = Callable[[bytes], bool]
 
 _SLASH: Final = 0x2F
+LONGEST_TEXT: Final = 4096
+"""PATH_MAX on Linux: no path a walk meets is longer, so a pattern that needs more bytes than
+this matches nothing the walk can meet, and is not compiled (which bounds what RE2 compiles,
+holding the GIL, to a few milliseconds)."""
 _SMALL: Final = 24  # tokens up to which one star may run on Python's re (backtracking bounded)
 _RE2_OPTIONS = re2.Options()
 _RE2_OPTIONS.encoding = re2.Options.Encoding.LATIN1  # bytes in, bytes matched
@@ -70,6 +82,7 @@ _CLASSES: Final[dict[bytes, frozenset[int]]] = {
 }
 _GLOB_SPECIAL: Final = frozenset(b"*?[\\")
 _ALL_BYTES: Final = frozenset(range(1, 256))  # a name never holds NUL
+_NOT_SLASH: Final = _ALL_BYTES - {0x2F}
 
 # Token kinds of a translated pattern.
 _LIT, _SET, _STAR, _ANYSTR, _DIRS = range(5)
@@ -157,7 +170,7 @@ def _tokens(pattern: bytes, pathname: bool) -> list[_Token]:
             tokens.append((_LIT, pattern[p + 1 : p + 2]))
             p += 2
         elif ch == 0x3F:  # ?
-            tokens.append((_SET, _ALL_BYTES - {_SLASH} if pathname else _ALL_BYTES))
+            tokens.append((_SET, _NOT_SLASH if pathname else _ALL_BYTES))
             p += 1
         elif ch == 0x5B:  # [
             members, negated, p = _bracket(pattern, p + 1)
@@ -193,6 +206,7 @@ def _star(pattern: bytes, first: int, end: int, pathname: bool) -> _Token:
     return (_STAR, None)
 
 
+@functools.lru_cache(maxsize=1024)
 def _class(members: frozenset[int]) -> bytes:
     ordered = sorted(members)
     parts: list[bytes] = []
@@ -234,13 +248,16 @@ def _always(text: bytes) -> bool:
 
 
 def compile_wildmatch(pattern: bytes, *, pathname: bool) -> Matcher:
-    """A function telling whether a whole text matches ``pattern`` (git's ``wildmatch``
-    with ``WM_PATHNAME`` when ``pathname``, else with no flags)."""
+    """A function telling whether a whole text (of at most ``LONGEST_TEXT`` bytes) matches
+    ``pattern`` (git's ``wildmatch`` with ``WM_PATHNAME`` when ``pathname``, else with no
+    flags)."""
     try:
         tokens = _tokens(pattern, pathname)
     except _Never:
         return _never
     kinds = [kind for kind, _ in tokens]
+    if sum(kind in (_LIT, _SET) for kind in kinds) > LONGEST_TEXT:
+        return _never
     if all(kind == _LIT for kind in kinds):
         literal = b"".join(value for _, value in tokens if isinstance(value, bytes))
         return literal.__eq__

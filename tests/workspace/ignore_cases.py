@@ -239,3 +239,54 @@ def compare_batch(rng: random.Random, root: Path, cases: int) -> tuple[int, list
                 f"exclude {exclude.read_bytes() if exclude.exists() else None!r}"
             )
     return len(paths), divergences
+
+
+NAMES_ORDER = ("AGENTS.override.md", "AGENTS.md")
+
+
+def _legacy_prefix_corner(line: bytes) -> bool:
+    """Whether git before 2.52 and git since read ``line`` differently: a pattern holding a
+    slash whose literal prefix (not ending in ``/``) is directly followed by ``**``."""
+    body = line[1:] if line.startswith(b"!") else line
+    body = body.rstrip(b" ")
+    body = body[:-1] if body.endswith(b"/") else body
+    if b"/" not in body:
+        return False
+    body = body[1:] if body.startswith(b"/") else body
+    cut = next((i for i, byte in enumerate(body) if byte in b"*?[\\"), len(body))
+    return 0 < cut and body[cut : cut + 2] == b"**" and body[cut - 1 : cut] != b"/"
+
+
+def drop_legacy_corners(root: Path) -> None:
+    """Remove, from every ignore file under ``root``, the lines of ``_legacy_prefix_corner``
+    (for a load-level comparison with a git older than 2.52; the path-level comparison
+    covers them with ``prefix_context=False``)."""
+    files = [p for p in root.rglob(".gitignore") if ".git" not in p.relative_to(root).parts]
+    exclude = root / ".git" / "info" / "exclude"
+    for path in [*files, *([exclude] if exclude.exists() else [])]:
+        lines = path.read_bytes().split(b"\n")
+        path.write_bytes(b"\n".join(line for line in lines if not _legacy_prefix_corner(line)))
+
+
+def git_instruction_files(root: Path) -> set[str]:
+    """The instruction files git's view allows: per directory, the first of ``NAMES_ORDER``
+    that is a regular file git does not ignore (tracked, or not ignored)."""
+    paths = all_paths(root)
+    view = git_view(root, paths)
+    chosen = set()
+    directories = {""} | {path for path in paths if (root / path).is_dir()}
+    for directory in directories:
+        for name in NAMES_ORDER:
+            rel = f"{directory}/{name}" if directory else name
+            target = root / rel
+            if target.is_file() and not target.is_symlink() and not view[rel]:
+                chosen.add(rel)
+                break
+    return chosen
+
+
+def add_overrides(rng: random.Random, root: Path) -> None:
+    """Sprinkle ``AGENTS.override.md`` files (so the per-directory choice is exercised)."""
+    for agents in list(root.rglob("AGENTS.md")):
+        if ".git" not in agents.relative_to(root).parts and rng.random() < 0.3:
+            (agents.parent / "AGENTS.override.md").write_text("override\n")
