@@ -254,7 +254,7 @@ def _legacy_prefix_corner(line: bytes) -> bool:
         return False
     body = body[1:] if body.startswith(b"/") else body
     cut = next((i for i, byte in enumerate(body) if byte in b"*?[\\"), len(body))
-    return 0 < cut and body[cut : cut + 2] == b"**" and body[cut - 1 : cut] != b"/"
+    return cut > 0 and body[cut : cut + 2] == b"**" and body[cut - 1 : cut] != b"/"
 
 
 def drop_legacy_corners(root: Path) -> None:
