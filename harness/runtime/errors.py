@@ -1,15 +1,32 @@
 """Typed errors of the runtime.
 
 Every error says what happened and what to do about it, so the host of a supervision tree can
-react to a class rather than parse a message.
+react to a class rather than parse a message; all are ``harness.HarnessError`` s::
+
+    from harness.runtime import MaxRestartsExceeded, NoProc
+
+    try:
+        reply = await actor.call("ping")
+    except NoProc:
+        ...  # not running (yet, or any more): retry once its supervisor restarted it
+
+    try:
+        async with Supervisor(children) as sup:
+            ...
+    except MaxRestartsExceeded as exc:
+        print(exc.child_id, exc.reason)  # the child that crashed too often, and why
 """
 
 from __future__ import annotations
+
+from harness.errors import HarnessError
+from harness.errors import describe as describe  # the one renderer, shared with the hooks
 
 __all__ = [
     "ActorError",
     "ActorExited",
     "AdminCallBeforeReady",
+    "CallingSelf",
     "ChildRunning",
     "DuplicateChild",
     "FailedToStartChild",
@@ -22,14 +39,7 @@ __all__ = [
 ]
 
 
-def describe(reason: object) -> str:
-    """Render an exit reason the way logs and messages show it."""
-    if isinstance(reason, BaseException):
-        return f"{type(reason).__name__}({reason})" if str(reason) else type(reason).__name__
-    return str(reason)
-
-
-class SupervisorError(Exception):
+class SupervisorError(HarnessError):
     """Base class of the supervisor's errors."""
 
 
@@ -160,7 +170,7 @@ class AdminCallBeforeReady(SupervisorError, RuntimeError):
         )
 
 
-class ActorError(Exception):
+class ActorError(HarnessError):
     """Base class of the actor errors."""
 
 
@@ -196,4 +206,17 @@ class MailboxFull(ActorError):
             f"the mailbox of {actor} is full ({size} messages); the cast was not delivered. "
             "Slow down, use `await actor.call(...)` (which waits for room), or raise "
             "mailbox_size"
+        )
+
+
+class CallingSelf(ActorError, HarnessError, RuntimeError):
+    """An actor called itself (from a callback, or a task started inside one): OTP's
+    ``calling_self``. The call could never be answered, since the actor handles one message
+    at a time and is busy with the caller, so it fails at once instead of at its timeout."""
+
+    def __init__(self, actor: str = "the actor") -> None:
+        self.actor = actor
+        super().__init__(
+            f"{actor} called itself: it would wait for its own reply forever. Handle the "
+            "message directly (call the method, not actor.call), or cast it to yourself"
         )
