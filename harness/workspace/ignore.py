@@ -48,7 +48,14 @@ from harness.workspace.wildmatch import (
     slash_count,
 )
 
-__all__ = ["EXCLUDE_MAX_BYTES", "IgnoreChain", "IgnoreFile", "parse_lines", "workspace_chain"]
+__all__ = [
+    "EXCLUDE_MAX_BYTES",
+    "IgnoreChain",
+    "IgnoreFile",
+    "WorkspaceRules",
+    "parse_lines",
+    "workspace_rules",
+]
 
 _BOM = b"\xef\xbb\xbf"
 EXCLUDE_MAX_BYTES = 1024 * 1024
@@ -331,7 +338,7 @@ def _read_exclude(root: str) -> tuple[IgnoreFile | None, str | None]:
     except (FileNotFoundError, NotADirectoryError):
         return None, None
     except OSError as exc:
-        return None, f".git/info/exclude cannot be opened ({exc.strerror or exc})"
+        return None, f"cannot be opened ({exc.strerror or exc})"
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
@@ -340,27 +347,33 @@ def _read_exclude(root: str) -> tuple[IgnoreFile | None, str | None]:
         while len(data) <= EXCLUDE_MAX_BYTES and (more := os.read(fd, 1 << 16)):
             data += more
     except OSError as exc:
-        return None, f".git/info/exclude cannot be read ({exc.strerror or exc})"
+        return None, f"cannot be read ({exc.strerror or exc})"
     finally:
         os.close(fd)
     if len(data) > EXCLUDE_MAX_BYTES:
-        return None, f".git/info/exclude is over the {EXCLUDE_MAX_BYTES}-byte cap"
+        return None, f"is over the {EXCLUDE_MAX_BYTES}-byte cap"
     parsed, _ = IgnoreFile.parse("", data)
     return (None if parsed.empty else parsed), None
 
 
-def workspace_chain(root: str) -> tuple[IgnoreChain, list[str]]:
-    """The chain every walk of ``root`` starts from (``.git/info/exclude`` and the tracked
-    paths; the root's own ``.gitignore`` is the walk's to add), and the problems met.
+@dataclass(frozen=True, slots=True)
+class WorkspaceRules:
+    """What applies to a whole workspace before any ``.gitignore``: ``chain`` (the exclude
+    file and the tracked paths; None when there are neither), ``exclude_problem`` (why
+    ``.git/info/exclude`` exists but cannot be applied: the caller fails closed, since what
+    it ignores is unknown) and ``index_problem`` (why the index cannot be read: then no path
+    counts as tracked, which only ever ignores more)."""
 
-    A problem with the exclude file is fail-closed by the caller (nothing may be read, since
-    what it ignores is unknown); one with the index only means no path counts as tracked.
-    """
-    problems: list[str] = []
-    exclude, problem = _read_exclude(root)
-    if problem is not None:
-        problems.append(problem)
-    tracked, problem = load_tracked(root)
-    if problem is not None:
-        problems.append(problem)
-    return IgnoreChain(() if exclude is None else (exclude,), tracked), problems
+    chain: IgnoreChain | None
+    exclude_problem: str | None = None
+    index_problem: str | None = None
+
+
+def workspace_rules(root: str) -> WorkspaceRules:
+    """The rules every walk of ``root`` starts from (the root's own ``.gitignore`` is the
+    walk's to add). Reads ``.git/info/exclude`` and (cached while unchanged) the index."""
+    exclude, exclude_problem = _read_exclude(root)
+    tracked, index_problem = load_tracked(root)
+    files = () if exclude is None else (exclude,)
+    chain = IgnoreChain(files, tracked) if files or tracked else None
+    return WorkspaceRules(chain, exclude_problem, index_problem)

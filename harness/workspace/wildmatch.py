@@ -39,7 +39,9 @@ import re
 from collections.abc import Callable
 from typing import Final
 
-import re2
+import re2  # type: ignore[import-untyped]  # google-re2 ships no type information
+
+from harness.errors import HarnessError
 
 __all__ = [
     "LONGEST_TEXT",
@@ -89,8 +91,9 @@ _LIT, _SET, _STAR, _ANYSTR, _DIRS = range(5)
 _Token = tuple[int, bytes | frozenset[int] | None]
 
 
-class _Never(Exception):
-    """The pattern can match no text (git: WM_ABORT_ALL whatever the text)."""
+class _Never(HarnessError, ValueError):
+    """The pattern can match no text (git: WM_ABORT_ALL whatever the text); internal, never
+    raised out of this module."""
 
 
 def literal_prefix_length(pattern: bytes) -> int:

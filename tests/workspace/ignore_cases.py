@@ -20,7 +20,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.workspace.ignore import IgnoreChain, IgnoreFile, workspace_chain
+from harness.workspace.ignore import IgnoreChain, IgnoreFile, workspace_rules
 
 GIT = shutil.which("git")
 
@@ -139,13 +139,19 @@ def make_batch(rng: random.Random, root: Path, cases: int) -> Batch:
     if rng.random() < 0.4:
         (root / ".git" / "info").mkdir(exist_ok=True)
         (root / ".git" / "info" / "exclude").write_bytes(_lines(rng, rng.randint(1, 4)))
-    files = [p for p in root.rglob("*") if p.is_file() and ".git" not in p.parts]
-    if files and rng.random() < 0.5:
-        chosen = rng.sample(files, min(len(files), rng.randint(1, 6)))
+    return Batch(root, cases)
+
+
+def track_some(rng: random.Random, root: Path) -> None:
+    """``git add -f`` a few files, instruction files (deep ones, often ignored) preferred."""
+    files = [p for p in root.rglob("*") if p.is_file() and ".git" not in p.relative_to(root).parts]
+    agents = [p for p in files if p.name.startswith("AGENTS") and p.parent != root]
+    pool = agents if agents and rng.random() < 0.7 else files
+    if pool and rng.random() < 0.6:
+        chosen = rng.sample(pool, min(len(pool), rng.randint(1, 8)))
         rels = b"\0".join(os.fsencode(p.relative_to(root).as_posix()) for p in chosen)
         git(root, "--literal-pathspecs", "add", "-f", "--pathspec-from-file=-",
             "--pathspec-file-nul", stdin=rels)  # fmt: skip
-    return Batch(root, cases)
 
 
 def all_paths(root: Path) -> list[str]:
@@ -184,8 +190,9 @@ def our_view(root: Path, *, prefix_context: bool = True) -> dict[str, bool]:
     """path -> ignored, walking the tree as discovery walks it (an ignored directory is
     entered only for its tracked files; a directory holding tracked files is not ignored,
     as ``check-ignore`` reports it)."""
-    chain, problems = workspace_chain(str(root))
-    assert not problems, problems
+    rules = workspace_rules(str(root))
+    assert rules.exclude_problem is None and rules.index_problem is None, rules
+    chain = rules.chain or IgnoreChain(())
     view: dict[str, bool] = {}
     stack: list[tuple[Path, str, IgnoreChain]] = [(root, "", chain)]
     tracked = chain.tracked
@@ -222,6 +229,7 @@ def git_version() -> tuple[int, ...]:
 def compare_batch(rng: random.Random, root: Path, cases: int) -> tuple[int, list[str]]:
     """(paths compared, divergences described) for one random batch."""
     batch = make_batch(rng, root, cases)
+    track_some(rng, batch.root)
     paths = all_paths(batch.root)
     theirs = git_view(batch.root, paths)
     ours = our_view(batch.root, prefix_context=git_version() >= (2, 52))
@@ -290,3 +298,27 @@ def add_overrides(rng: random.Random, root: Path) -> None:
     for agents in list(root.rglob("AGENTS.md")):
         if ".git" not in agents.relative_to(root).parts and rng.random() < 0.3:
             (agents.parent / "AGENTS.override.md").write_text("override\n")
+
+
+def compare_load(rng: random.Random, root: Path, cases: int) -> tuple[int, list[str]]:
+    """(instruction files expected, divergences) between ``discover`` (what
+    ``InstructionFiles.load`` loads) and git's view, on one random batch."""
+    from harness.instruction_files import InstructionFilesSettings, discover
+    from tests.reliability.trees import display
+
+    batch = make_batch(rng, root, cases)
+    add_overrides(rng, batch.root)
+    track_some(rng, batch.root)
+    if git_version() < (2, 52):
+        drop_legacy_corners(batch.root)
+    expected = {display(path) for path in git_instruction_files(batch.root)}
+    settings = InstructionFilesSettings(vendored=(), walk_threads=1, max_bytes=1 << 16)
+    found = discover(batch.root, settings)
+    loaded = {source.path for source in found.sources}
+    divergences = [
+        f"{path!r}: {'loaded, git ignores it' if path in loaded else 'not loaded, git shows it'}"
+        for path in sorted(loaded ^ expected)
+    ]
+    if divergences:
+        divergences.append(f"warnings: {found.warnings}")
+    return len(expected), divergences

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.workspace.ignore_cases import GIT, compare_batch
+from tests.workspace.ignore_cases import GIT, compare_batch, compare_load
 
 pytestmark = pytest.mark.skipif(GIT is None, reason="git is not installed")
 
@@ -26,4 +26,16 @@ CASES = 40  # per batch: 1,600 cases in the suite
 def test_random_ignore_files_agree_with_git(tmp_path: Path, seed: int) -> None:
     compared, divergences = compare_batch(random.Random(seed), tmp_path / "repo", CASES)
     assert compared > 0
+    assert divergences == []
+
+
+LOAD_BATCHES = 25  # 1,000 more cases, compared on what discovery loads
+
+
+@pytest.mark.parametrize("seed", range(LOAD_BATCHES))
+def test_the_instruction_files_loaded_are_those_git_shows(tmp_path: Path, seed: int) -> None:
+    """``discover`` (the walk behind ``InstructionFiles.load``) loads, per directory, the first
+    of ``AGENTS.override.md`` / ``AGENTS.md`` that is a regular file git does not ignore."""
+    expected, divergences = compare_load(random.Random(10_000 + seed), tmp_path / "repo", CASES)
+    assert expected > 0
     assert divergences == []

@@ -7,12 +7,10 @@ must stay under 50 ms while ``InstructionFiles.load`` walks such a tree.
 
 from __future__ import annotations
 
-import importlib.util
 import time
 from pathlib import Path
 
 import anyio
-import pytest
 
 from harness.instruction_files import InstructionFiles, InstructionFilesSettings
 from harness.runtime import Supervisor
@@ -41,10 +39,6 @@ def hostile_tree(root: Path) -> None:
     (deep / "AGENTS.md").write_text("deep\n")
 
 
-@pytest.mark.skipif(
-    importlib.util.find_spec("harness.instruction_files.ignore") is not None,
-    reason="the walk still uses the old matcher, with which this test hangs",
-)
 async def test_a_hostile_ignore_file_never_holds_the_loop(tmp_path: Path) -> None:
     hostile_tree(tmp_path)
     files = InstructionFiles(InstructionFilesSettings(walk_threads=1))

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from harness.workspace.git_index import load_tracked
-from harness.workspace.ignore import IgnoreFile, parse_lines, workspace_chain
+from harness.workspace.ignore import IgnoreFile, parse_lines, workspace_rules
 from tests.workspace.ignore_cases import GIT, git, git_view, our_view
 
 needs_git = pytest.mark.skipif(GIT is None, reason="git is not installed")
@@ -41,10 +41,10 @@ def test_an_ignored_directory_is_entered_for_its_tracked_files_only(tmp_path: Pa
     (tmp_path / "build" / "other" / "AGENTS.md").write_text("untracked\n")
     (tmp_path / "build" / ".gitignore").write_text("!*\n")  # not read: build/ is ignored
     git(tmp_path, "add", "-f", "build/sub/AGENTS.md")
-    chain, problems = workspace_chain(str(tmp_path))
-    assert problems == []
+    rules = workspace_rules(str(tmp_path))
+    assert rules.chain is not None and rules.index_problem is None
     root, _ = IgnoreFile.parse("", b"build/\n")
-    chain = chain.extended(root)
+    chain = rules.chain.extended(root)
     assert chain.ignored("build", "build", True)
     assert chain.kept_dirs("", ["build"]) == []
     assert chain.tracked_dirs("", ["build"]) == ["build"]
@@ -117,9 +117,8 @@ def test_a_corrupt_index_tracks_nothing_and_says_why(tmp_path: Path) -> None:
 
 
 def test_no_git_directory_means_no_exclude_and_no_index(tmp_path: Path) -> None:
-    chain, problems = workspace_chain(str(tmp_path))
-    assert problems == [] and chain.tracked is None
-    assert not chain.ignored("x", "x", False)
+    rules = workspace_rules(str(tmp_path))
+    assert rules.chain is None and rules.exclude_problem is None and rules.index_problem is None
 
 
 @pytest.mark.parametrize(
