@@ -7,9 +7,10 @@ Rows: the worst patterns found (``*a*a*a*a*a*a*a*b``, ``**/**/**/**/**/x``,
 ``a*a*a*a*a*[!a]``, ...) against names and paths of growing length made to make a
 backtracking matcher try every split. Each row gives the median time of one match by
 ``harness.workspace.ignore`` (``IgnoreFile.check`` on a fresh file, so no memo helps) and the
-same decision by the previous matcher (pathspec's regular expressions on Python's ``re``,
-``harness.instruction_files.ignore``, while it still exists), run in a child process with a
-time limit because it holds the GIL. The ``x`` column is how much longer the new matcher takes
+same decision by the previous matcher (pathspec's regular expressions on Python's ``re``:
+``harness/instruction_files/ignore.py`` as of commit ``OLD_COMMIT``, read from git history
+with ``git show``; pathspec must be installed), run in a child process with a time limit
+because it holds the GIL. The ``x`` column is how much longer the new matcher takes
 when the name doubles: at most about 2 for a linear matcher, near 1 while the fixed cost of a
 call dominates (RE2's automaton scans a few hundred bytes in well under a microsecond); an
 exponential one multiplies. ``old/new`` is the peer ratio.
@@ -46,10 +47,12 @@ ROWS: tuple[tuple[str, str], ...] = (
     ("[[:alpha:]]*[[:alpha:]]*[[:alpha:]]*[[:alpha:]]*1", "'a' * n"),
 )
 
+OLD_COMMIT = "bf199c3"  # the last commit with the pathspec matcher
 OLD_CHILD = """
-import sys, time
-sys.path.insert(0, {root!r})
-from harness.instruction_files.ignore import IgnoreFile
+import sys, time, types
+module = sys.modules["old_ignore"] = types.ModuleType("old_ignore")
+exec(compile({source!r}, "old_ignore.py", "exec"), module.__dict__)
+IgnoreFile = module.IgnoreFile
 rules, _ = IgnoreFile.parse("", {line!r}.encode())
 path = {path!r}
 name = path.rsplit("/", 1)[-1]
@@ -70,12 +73,22 @@ def new_time(line: str, path: str, repeat: int) -> float:
     return statistics.median(times)
 
 
+def old_source() -> str | None:
+    """The previous matcher's source, from git history (None outside a git checkout)."""
+    root = Path(__file__).resolve().parent.parent
+    done = subprocess.run(
+        ["git", "show", f"{OLD_COMMIT}:harness/instruction_files/ignore.py"],
+        cwd=root, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    return done.stdout if done.returncode == 0 else None
+
+
 def old_time(line: str, path: str, limit: float) -> float | None:
     """Seconds the old matcher took, or None if it did not finish within ``limit``."""
-    root = str(Path(__file__).resolve().parent.parent)
-    if not (Path(root) / "harness" / "instruction_files" / "ignore.py").exists():
+    source = old_source()
+    if source is None:
         return None
-    code = OLD_CHILD.format(root=root, line=line, path=path)
+    code = OLD_CHILD.format(source=source, line=line, path=path)
     try:
         done = subprocess.run(
             [sys.executable, "-c", code], capture_output=True, text=True, timeout=limit

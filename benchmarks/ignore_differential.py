@@ -1,13 +1,15 @@
 """The large differential run: random ignore cases against the real git.
 
-    python benchmarks/ignore_differential.py            # 130 batches x 40 cases = 5,200
+    python benchmarks/ignore_differential.py            # 130 x 40 cases at each level: 10,400
     python benchmarks/ignore_differential.py --quick    # 10 batches (400 cases)
     python benchmarks/ignore_differential.py --seed 7 --batches 500
 
 Each batch is a git repository of 40 cases (``tests/workspace/ignore_cases.py``); every path
-is compared with ``git check-ignore``. Prints the counts and each divergence (must be 0), and,
-as the peer, how many paths the previous pathspec matcher would have decided differently on
-the same batches (only while ``harness/instruction_files/ignore.py`` exists).
+is compared with ``git check-ignore``, and in as many more repositories the instruction files
+``discover`` loads are compared with those git's view allows. Prints the counts and each
+divergence (must be 0), and, as the peer, how many paths the previous pathspec matcher
+(read from git history, see ``benchmarks/ignore.py``) decides differently on the same
+batches.
 """
 
 from __future__ import annotations
@@ -17,27 +19,32 @@ import random
 import sys
 import tempfile
 import time
+import types
 import warnings
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.workspace.ignore_cases import GIT, all_paths, compare_batch, git_view
+from benchmarks.ignore import old_source
+from tests.workspace.ignore_cases import GIT, all_paths, compare_batch, compare_load, git_view
 
 CASES = 40
 
 
 def old_divergences(root: Path) -> int | None:
     """Paths on which the previous matcher (pathspec) disagrees with git, or None."""
-    try:
-        from harness.instruction_files.ignore import IgnoreChain, IgnoreFile
-    except ImportError:
+    source = old_source()
+    if source is None:
         return None
     warnings.filterwarnings("ignore", category=FutureWarning)  # pathspec's "nested set"
+    module = sys.modules["old_ignore"] = types.ModuleType("old_ignore")
+    exec(compile(source, "old_ignore.py", "exec"), module.__dict__)
+    IgnoreChain, IgnoreFile = module.IgnoreChain, module.IgnoreFile
     paths = all_paths(root)
     theirs = git_view(root, paths)
     ours: dict[str, bool] = {}
-    stack: list[tuple[Path, str, IgnoreChain | None, bool]] = [(root, "", None, False)]
+    stack: list[tuple[Path, str, Any, bool]] = [(root, "", None, False)]
     while stack:
         directory, rel, chain, hidden = stack.pop()
         gitignore = directory / ".gitignore"
@@ -68,6 +75,7 @@ def main() -> None:
     compared = 0
     divergences: list[str] = []
     old: int | None = 0
+    loaded = 0  # instruction files git shows, in the load-level batches
     old_batches = min(batches, 20)  # the old matcher can take seconds on a hostile batch
     start = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
@@ -76,11 +84,16 @@ def main() -> None:
             count, found = compare_batch(rng, Path(tmp) / f"batch{index}", CASES)
             compared += count
             divergences.extend(found)
+            rng = random.Random(args.seed * 100_003 + index + 50_000_000)
+            expected, found = compare_load(rng, Path(tmp) / f"load{index}", CASES)
+            loaded += expected
+            divergences.extend(found)
             if old is not None and index < old_batches:
                 got = old_divergences(Path(tmp) / f"batch{index}")
                 old = None if got is None else old + got
     elapsed = time.perf_counter() - start
-    print(f"cases: {batches * CASES} in {batches} repositories; paths compared: {compared}")
+    print(f"path level: {batches * CASES} cases in {batches} repositories, {compared} paths")
+    print(f"load level: {batches * CASES} cases in {batches} more, {loaded} instruction files")
     print(f"divergences: {len(divergences)} ({elapsed:.1f} s)")
     if old is not None:
         print(
