@@ -240,9 +240,11 @@ def _format_sources(
     lines = [printable(header)]
     if instruction_set.targets:
         from harness.debug import scope_line
+        from harness.workspace import display_path
 
         scope = scope_line(instruction_set.targets, instruction_set.chain)
-        lines.append(printable(f"{scope}: {', '.join(instruction_set.targets)}"))
+        shown = ", ".join(display_path(target) for target in instruction_set.targets)
+        lines.append(f"{scope}: {shown}")
     if not instruction_set.sources:
         lines.append("  (none)")
     paths = [printable(source.path) for source in instruction_set.sources]

@@ -48,6 +48,15 @@ def scope_line(targets: tuple[str, ...], chain: tuple[str, ...]) -> str:
     return f"scoped to {target}: {dirs} on {'their chains' if many else 'its chain'}"
 
 
+def _scope_lines(build: PromptBuild, width: int) -> list[str]:
+    """The header's scope and targets lines; none for a build of the whole workspace."""
+    if not build.targets:
+        return []
+    paths = [display_path(target) for target in build.targets]
+    scope = f"scope      {scope_line(build.targets, build.chain)}"
+    return [scope, *_wrap("targets", paths, width, indent="")]
+
+
 def _wrap(
     label: str, items: list[str] | tuple[str, ...], width: int, indent: str = "    "
 ) -> list[str]:
@@ -72,10 +81,7 @@ def format_build(build: PromptBuild, *, width: int = WIDTH) -> str:
     project = f", project {build.project_id}" if build.project_id else ", no project"
     lines.append(printable(f"harness debug: agent {build.agent}{project}"))
     lines.append(printable(f"workspace  {build.workspace}"))
-    if build.targets:
-        lines.append(f"scope      {scope_line(build.targets, build.chain)}")
-        paths = [display_path(target) for target in build.targets]
-        lines.extend(_wrap("targets", paths, width, indent=""))
+    lines.extend(_scope_lines(build, width))
     legend = "~ marks estimated counts" if est else "exact counts"
     lines.append(f"tokenizer  {build.tokenizer_name} ({legend})")
     lines.append("")

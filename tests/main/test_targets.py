@@ -128,3 +128,13 @@ def test_cli_a_target_outside_exits_2_with_one_line(
     assert done.stdout == ""
     assert done.stderr.count("\n") == 1 and "outside the workspace" in done.stderr
     assert done.stderr.startswith("harness: error: target ")
+
+
+def test_a_hostile_target_name_is_escaped_in_the_header(tree: Tree) -> None:
+    ws = tree(FILES)
+    out = io.StringIO()
+    debug.print(ws, agent="reviewer", targets=["packages/\x1b[31mred\nfake.ts"], file=out)
+    head = out.getvalue().splitlines()[:5]
+    assert head[3] == "targets    packages/\\x1b[31mred\\x0afake.ts"
+    assert head[4].startswith("tokenizer  ")  # no forged line
+    assert "\x1b" not in out.getvalue()
