@@ -1,0 +1,48 @@
+"""Recorded builds: the manifest store, replay and diff (CONTRACT section 11).
+
+A build is recorded as its manifest (every layer's decisions and the build's context) plus
+the text of every input unit, content-addressed by sha256 and stored once. Later it can be
+fetched, replayed (rebuilt from the stored inputs and checked byte for byte) and compared::
+
+    import anyio
+    from harness.manifests import ManifestStore
+
+    async def main() -> None:
+        async with ManifestStore.open("manifests.db") as store:
+            [newest] = await store.list(limit=1)
+            replay = await store.replay(newest["manifest_id"])
+            print(replay.identical, [str(d) for d in replay.differences])
+
+    anyio.run(main)
+
+Parts: ``store`` (the async API), ``sqlite`` (the file format and durability), ``record``
+(what one build is), ``inputs`` (units by address), ``replay`` and ``diff`` (pure), ``ids``.
+"""
+
+from harness.manifests.diff import FieldChange as FieldChange
+from harness.manifests.diff import LayerDiff as LayerDiff
+from harness.manifests.diff import ManifestDiff as ManifestDiff
+from harness.manifests.diff import UnitRef as UnitRef
+from harness.manifests.errors import ManifestNotFound as ManifestNotFound
+from harness.manifests.errors import ManifestStoreError as ManifestStoreError
+from harness.manifests.ids import new_manifest_id as new_manifest_id
+from harness.manifests.record import ManifestRecord as ManifestRecord
+from harness.manifests.replay import Difference as Difference
+from harness.manifests.replay import Replay as Replay
+from harness.manifests.replay import ReplayError as ReplayError
+from harness.manifests.store import ManifestStore as ManifestStore
+
+__all__ = [
+    "Difference",
+    "FieldChange",
+    "LayerDiff",
+    "ManifestDiff",
+    "ManifestNotFound",
+    "ManifestRecord",
+    "ManifestStore",
+    "ManifestStoreError",
+    "Replay",
+    "ReplayError",
+    "UnitRef",
+    "new_manifest_id",
+]

@@ -1,0 +1,111 @@
+"""What one recorded build is: its manifest (with the build's context) and its input texts.
+
+::
+
+    from datetime import UTC, datetime
+    from harness import Unit, assemble
+    from harness.manifests.record import ManifestRecord
+
+    prompt = assemble({"task_state": [Unit("goal", "ship it")]})
+    record = ManifestRecord.of(
+        prompt, workspace="/srv/acme", agent="reviewer", project_id=None,
+        requested_at=datetime.now(UTC), tokenizer_spec="approximate",
+    )
+    assert record.manifest["manifest_id"] == record.manifest_id
+    layers = record.manifest["layers"]
+    assert set(record.texts) == {unit["sha256"] for layer in layers for unit in layer["inputs"]}
+
+Design notes: the recorded manifest is the assembler's ``manifest()`` plus section 11's context
+(``manifest_id``, ``harness_version``, ``requested_at``, ``workspace``, ``agent``,
+``project_id``, ``targets``, ``tokenizer``, ``tokenizer_spec``, ``budgets``, ``strategies``)
+and, per layer, ``inputs``: every input unit in input order without its text (see
+``harness.manifests.inputs``). The texts travel beside it, keyed by sha256, and are stored
+once however many builds use them. Building a record is pure apart from the id's clock.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from harness.manifests.ids import new_manifest_id
+from harness.manifests.inputs import layer_inputs, unit_texts
+from harness.prompt_assembler import AssembledPrompt
+
+__all__ = ["CONTEXT_FIELDS", "ManifestRecord", "harness_version"]
+
+CONTEXT_FIELDS: tuple[str, ...] = (
+    "manifest_id",
+    "harness_version",
+    "requested_at",
+    "workspace",
+    "agent",
+    "project_id",
+    "targets",
+    "tokenizer",
+    "tokenizer_spec",
+    "budgets",
+    "strategies",
+)
+"""The build's context, beside the assembler's fields, in every recorded manifest."""
+
+
+def harness_version() -> str:
+    """The version of the installed harness (``unknown`` when it is not installed)."""
+    try:
+        return importlib.metadata.version("harness")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
+
+
+@dataclass(frozen=True, slots=True)
+class ManifestRecord:
+    """One build to record: ``manifest`` (JSON-serialisable) and ``texts`` (sha256 -> text)."""
+
+    manifest: Mapping[str, Any]
+    texts: Mapping[str, str]
+
+    @property
+    def manifest_id(self) -> str:
+        return str(self.manifest["manifest_id"])
+
+    @classmethod
+    def of(
+        cls,
+        prompt: AssembledPrompt,
+        *,
+        workspace: str,
+        agent: str,
+        project_id: str | None,
+        requested_at: datetime,
+        tokenizer_spec: str | None,
+        targets: Sequence[Any] = (),
+        manifest_id: str | None = None,
+    ) -> ManifestRecord:
+        """The record of ``prompt``, built for ``agent`` in ``workspace``.
+
+        ``tokenizer_spec`` is what rebuilds the tokenizer on replay (``approximate``,
+        ``tiktoken:NAME_OR_PATH``), or None when it was a tokenizer object passed in.
+        """
+        if requested_at.tzinfo is None:
+            raise ValueError("requested_at must be timezone-aware (e.g. datetime.now(UTC))")
+        manifest = prompt.manifest()
+        inputs = layer_inputs(prompt)
+        for layer in manifest["layers"]:
+            layer["inputs"] = inputs[layer["name"]]
+        manifest.update(
+            manifest_id=manifest_id if manifest_id is not None else new_manifest_id(),
+            harness_version=harness_version(),
+            requested_at=requested_at.isoformat(),
+            workspace=workspace,
+            agent=agent,
+            project_id=project_id,
+            targets=list(targets),
+            tokenizer_spec=tokenizer_spec,
+            budgets={layer["name"]: layer["budget"] for layer in manifest["layers"]},
+            strategies={layer["name"]: layer["strategy"] for layer in manifest["layers"]},
+        )
+        return cls(manifest=manifest, texts=unit_texts(prompt))
