@@ -21,6 +21,7 @@ inject terminal escapes or forge lines.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -41,7 +42,7 @@ class UnitRef:
     reason: str | None = None  # why it was dropped, as recorded
 
     def describe(self) -> str:
-        return f"dropped: {self.reason}" if self.fate == "dropped" and self.reason else self.fate
+        return f"dropped ({self.reason})" if self.fate == "dropped" and self.reason else self.fate
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -192,8 +193,20 @@ def diff_manifests(a: Mapping[str, Any], b: Mapping[str, Any]) -> ManifestDiff:
     )
 
 
+_LONE_SURROGATE = re.compile(r"([\ud800-\udc7f\udd00-\udfff])")
+
+
 def _show(value: Any) -> str:
-    return "-" if value is None else display_path(str(value))
+    """A value as the terminal sees it, through the display escaper; a lone surrogate that
+    is not an undecodable byte (those are shown as backslash-x and two hex digits) is shown
+    as backslash-u and four hex digits, as Python writes it."""
+    if value is None:
+        return "-"
+    pieces = _LONE_SURROGATE.split(str(value))
+    return "".join(
+        f"\\u{ord(piece):04x}" if index % 2 else display_path(piece)
+        for index, piece in enumerate(pieces)
+    )
 
 
 def _counts(layer: LayerDiff) -> str:
