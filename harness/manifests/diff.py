@@ -28,7 +28,14 @@ from typing import Any
 
 from harness.instruction_files.discovery import display_path
 
-__all__ = ["FieldChange", "LayerDiff", "ManifestDiff", "UnitRef", "diff_manifests"]
+__all__ = [
+    "FieldChange",
+    "LayerDiff",
+    "ManifestDiff",
+    "UnitRef",
+    "diff_manifests",
+    "display_value",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,7 +203,7 @@ def diff_manifests(a: Mapping[str, Any], b: Mapping[str, Any]) -> ManifestDiff:
 _LONE_SURROGATE = re.compile(r"([\ud800-\udc7f\udd00-\udfff])")
 
 
-def _show(value: Any) -> str:
+def display_value(value: Any) -> str:
     """A value as the terminal sees it, through the display escaper; a lone surrogate that
     is not an undecodable byte (those are shown as backslash-x and two hex digits) is shown
     as backslash-u and four hex digits, as Python writes it."""
@@ -225,26 +232,27 @@ def _counts(layer: LayerDiff) -> str:
 
 
 def _render(diff: ManifestDiff) -> str:
-    lines = [f"diff A {_show(diff.a)} -> B {_show(diff.b)}"]
+    lines = [f"diff A {display_value(diff.a)} -> B {display_value(diff.b)}"]
     if diff.same:
         lines.append("no differences: same inputs, same trimming, same prompt")
     for change in diff.context:
-        lines.append(f"  {change.name:<16} {_show(change.a)} -> {_show(change.b)}")
+        lines.append(f"  {change.name:<16} {display_value(change.a)} -> {display_value(change.b)}")
     for layer in diff.layers:
         lines.append(f"{layer.name:<18} {_counts(layer)}")
         for unit in layer.added:
-            lines.append(f"  + {_show(unit.id):<40} added in B ({unit.describe()})")
+            lines.append(f"  + {display_value(unit.id):<40} added in B ({unit.describe()})")
         for unit in layer.removed:
-            lines.append(f"  - {_show(unit.id):<40} removed in B (was {unit.describe()})")
+            lines.append(f"  - {display_value(unit.id):<40} removed in B (was {unit.describe()})")
         for old, new in layer.changed:
-            lines.append(
-                f"  ~ {_show(old.id):<40} changed: sha256 {old.sha256[:12]} -> {new.sha256[:12]}"
-            )
+            shas = f"{old.sha256[:12]} -> {new.sha256[:12]}"
+            lines.append(f"  ~ {display_value(old.id):<40} changed: sha256 {shas}")
         for old, new in layer.trimmed:
             lines.append(
-                f"  ! {_show(old.id):<40} trimmed differently: {old.describe()} in A, "
+                f"  ! {display_value(old.id):<40} trimmed differently: {old.describe()} in A, "
                 f"{new.describe()} in B"
             )
         for change in layer.settings:
-            lines.append(f"  * {change.name:<40} {_show(change.a)} -> {_show(change.b)}")
+            lines.append(
+                f"  * {change.name:<40} {display_value(change.a)} -> {display_value(change.b)}"
+            )
     return "\n".join(lines) + "\n"
