@@ -25,6 +25,7 @@ once however many builds use them. Building a record is pure apart from the id's
 
 from __future__ import annotations
 
+import functools
 import importlib.metadata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -53,8 +54,9 @@ CONTEXT_FIELDS: tuple[str, ...] = (
 """The build's context, beside the assembler's fields, in every recorded manifest."""
 
 
+@functools.cache
 def harness_version() -> str:
-    """The version of the installed harness (``unknown`` when it is not installed)."""
+    """The version of the installed harness (``unknown`` when it is not installed); read once."""
     try:
         return importlib.metadata.version("harness")
     except importlib.metadata.PackageNotFoundError:

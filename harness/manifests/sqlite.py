@@ -49,6 +49,7 @@ from harness.manifests.record import ManifestRecord
 __all__ = [
     "SCHEMA_VERSION",
     "Identity",
+    "Written",
     "list_rows",
     "open_database",
     "read_manifest",
@@ -253,32 +254,75 @@ def _check_identity(identity: Identity) -> None:
         )
 
 
-def _split(record: ManifestRecord) -> tuple[bytes, list[tuple[str, bytes]]]:
-    """The row's manifest (layers replaced by addresses) and the parts it points to."""
+class Written:
+    """Addresses (texts and layer parts) this connection has committed, most recent last.
+
+    A build like the last one then costs no compression and no blob for what is stored
+    already; bounded (oldest forgotten first). Only an optimisation: a forgotten address is
+    simply written again (``INSERT OR IGNORE``). Rows deleted behind the store's back are not
+    noticed until forgotten, and replay then reports their units' texts as missing.
+    """
+
+    def __init__(self, limit: int = 65_536) -> None:
+        self._seen: dict[str, None] = {}
+        self._limit = limit
+        self._layers: dict[str, tuple[Mapping[str, Any], str, bytes]] = {}
+
+    def layer_address(self, layer: Mapping[str, Any], parts: dict[str, bytes]) -> str:
+        """The address of a layer's part; a new part is added to ``parts``.
+
+        A layer equal to the last one of its name (compared in C, cheaper than encoding it)
+        reuses its address and compressed part: consecutive builds of one agent mostly share
+        their layers. (A recorded manifest is not to be changed afterwards: it is compared.)
+        """
+        name = str(layer.get("name"))
+        last = self._layers.get(name)
+        if last is not None and last[0] == layer:
+            _, address, compressed = last
+        else:
+            body = _json(layer)
+            address = hashlib.sha256(body).hexdigest()
+            compressed = zlib.compress(body)
+            self._layers[name] = (layer, address, compressed)
+        if address not in self._seen and address not in parts:
+            parts[address] = compressed
+        return address
+
+    def __contains__(self, address: object) -> bool:
+        return address in self._seen
+
+    def add(self, addresses: Iterable[str]) -> None:
+        seen = self._seen
+        for address in addresses:
+            seen.pop(address, None)
+            seen[address] = None
+        while len(seen) > self._limit:
+            del seen[next(iter(seen))]
+
+
+def _split(record: ManifestRecord, written: Written, parts: dict[str, bytes]) -> bytes:
+    """The row's manifest (layers replaced by addresses); new parts are added to ``parts``."""
     header = dict(record.manifest)
-    parts: list[tuple[str, bytes]] = []
-    addresses: list[str] = []
-    for layer in record.manifest["layers"]:
-        body = _json(layer)
-        address = hashlib.sha256(body).hexdigest()
-        addresses.append(address)
-        parts.append((address, zlib.compress(body)))
-    header["layers"] = addresses
-    return zlib.compress(_json(header)), parts
+    header["layers"] = [written.layer_address(layer, parts) for layer in header["layers"]]
+    return zlib.compress(_json(header), 1)
 
 
 def write_records(
-    connection: sqlite3.Connection, identity: Identity, records: Sequence[ManifestRecord]
+    connection: sqlite3.Connection,
+    identity: Identity,
+    records: Sequence[ManifestRecord],
+    written: Written | None = None,
 ) -> None:
     """Write every record in ONE transaction (group commit); all or none of them lands."""
+    known = written if written is not None else Written(0)
     rows = []
     parts: dict[str, bytes] = {}
     texts: dict[str, bytes] = {}
     for record in records:
-        header, layer_parts = _split(record)
-        parts.update(layer_parts)
+        header = _split(record, known, parts)
         for address, text in record.texts.items():
-            texts[address] = text.encode("utf-8", "surrogatepass")
+            if address not in known and address not in texts:
+                texts[address] = text.encode("utf-8", "surrogatepass")
         manifest = record.manifest
         rows.append(
             (
@@ -313,6 +357,8 @@ def write_records(
             raise
     except sqlite3.Error as exc:
         raise explain(identity.path, exc, f"recording {len(records)} build(s)") from exc
+    known.add(texts)
+    known.add(parts)
 
 
 def _expand(connection: sqlite3.Connection, path: Path, header: bytes) -> dict[str, Any]:

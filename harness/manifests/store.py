@@ -88,6 +88,7 @@ class ManifestStore:
         self._connection: sqlite3.Connection | None = connection
         self._identity = identity
         self._lock = anyio.Lock()
+        self._written = backend.Written()
 
     @classmethod
     def open(
@@ -149,8 +150,8 @@ class ManifestStore:
     async def record(self, *records: ManifestRecord) -> None:
         """Store ``records`` durably, all in ONE transaction: all of them land, or none."""
         if records:
-            identity = self._identity
-            await self._run(lambda c: backend.write_records(c, identity, records))
+            identity, written = self._identity, self._written
+            await self._run(lambda c: backend.write_records(c, identity, records, written))
 
     async def get(self, manifest_id: str) -> dict[str, Any]:
         """The manifest of ``manifest_id`` as recorded; ``ManifestNotFound`` if unknown."""
