@@ -236,7 +236,10 @@ def _render(diff: ManifestDiff) -> str:
     if diff.same:
         lines.append("no differences: same inputs, same trimming, same prompt")
     for change in diff.context:
-        lines.append(f"  {change.name:<16} {display_value(change.a)} -> {display_value(change.b)}")
+        a, b = display_value(change.a), display_value(change.b)
+        if change.name == "digest":  # the sha256 prefix debug prints; --json has it whole
+            a, b = a[:16], b[:16]
+        lines.append(f"  {change.name:<16} {a} -> {b}")
     for layer in diff.layers:
         lines.append(f"{layer.name:<18} {_counts(layer)}")
         for unit in layer.added:
