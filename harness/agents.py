@@ -1,10 +1,18 @@
 """The agent roster: a static map from agent slug to one identity line.
 
-ADR 0006 keeps the identity layer deliberately minimal: naming an agent is not implementing
-one, so the roster holds one line per slug and nothing else. It is an immutable value; an
-embedder extends it (``roster.extend({...})`` or through ``HarnessConfig.agents``) rather than
-mutating a global. Loading the shipped ``config/agents.toml`` lives in ``harness.config``,
-which owns file I/O and its errors.
+::
+
+    from harness import Roster
+
+    roster = Roster({"reviewer": "You are the reviewer: check changes against the rules."})
+    print(roster.identity("reviewer"))      # UnknownAgent (a KeyError) for any other slug
+    bigger = roster.extend({"triage": "You are triage: label and route new issues."})
+
+Design notes. ADR 0006 keeps the identity layer deliberately minimal: naming an agent is not
+implementing one, so the roster holds one line per slug and nothing else. It is an immutable
+value; an embedder extends it (``roster.extend({...})`` or through ``HarnessConfig.agents``)
+rather than mutating a global. Loading the shipped ``config/agents.toml`` lives in
+``harness.config``, which owns file I/O and its errors.
 """
 
 from __future__ import annotations
@@ -12,12 +20,14 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Mapping
 
+from harness.errors import ConfigError, HarnessError
+
 __all__ = ["Roster", "UnknownAgent", "validate_entries"]
 
 _SLUG = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
 
 
-class UnknownAgent(KeyError):
+class UnknownAgent(HarnessError, KeyError):
     """An agent slug that is not in the roster; the message lists the known slugs."""
 
     def __init__(self, slug: str, known: tuple[str, ...]) -> None:
@@ -38,23 +48,24 @@ class UnknownAgent(KeyError):
 def validate_entries(entries: Mapping[str, object]) -> dict[str, str]:
     """Check slugs and identity lines, returning clean ``{slug: line}``.
 
-    Raises ``ValueError`` naming the offending slug: a roster is configuration, and a bad
-    entry should stop the program at load time rather than produce a strange prompt later.
+    Raises ``ConfigError`` (a ``ValueError``) naming the offending slug: a roster is
+    configuration, and a bad entry should stop the program at load time rather than produce
+    a strange prompt later.
     """
     clean: dict[str, str] = {}
     for slug, line in entries.items():
         if not isinstance(slug, str) or _SLUG.fullmatch(slug) is None:
-            raise ValueError(
+            raise ConfigError(
                 f"agent slug {slug!r} is invalid: use 1-64 lower-case letters, digits, '-' "
                 "or '_', starting with a letter or digit"
             )
         if not isinstance(line, str):
-            raise ValueError(f"agent {slug!r}: the identity must be a string, not {line!r}")
+            raise ConfigError(f"agent {slug!r}: the identity must be a string, not {line!r}")
         text = line.strip()
         if not text:
-            raise ValueError(f"agent {slug!r}: the identity line is empty")
+            raise ConfigError(f"agent {slug!r}: the identity line is empty")
         if "\n" in text or "\r" in text:
-            raise ValueError(f"agent {slug!r}: the identity must be ONE line (found a newline)")
+            raise ConfigError(f"agent {slug!r}: the identity must be ONE line (found a newline)")
         clean[slug] = text
     return clean
 

@@ -1,8 +1,16 @@
 """The command line: ``python -m harness`` / ``harness`` with ``debug`` and ``sources``.
 
-Bad input (a missing workspace, an unknown agent, a malformed budget, an unreadable file or
-database, a bad config) exits with status 2 and ONE line on stderr, never a traceback: the
-person at the terminal needs the fix, not our stack. tiktoken is imported only when
+::
+
+    harness debug examples/acme --agent reviewer --project-id acme --db examples/acme.db
+    harness sources examples/acme --db postgresql://engine@db/harness   # a URL works too
+    harness --version
+
+Design notes. ``--db`` goes through ``open_store`` like ``database=``: a path is SQLite, a
+URL picks its backend by scheme. Bad input (a missing workspace, an unknown agent, a
+malformed budget, an unreadable file or database, a bad config: anything that is a
+``HarnessError``) exits with status 2 and ONE line on stderr, never a traceback: the person
+at the terminal needs the fix, not our stack. tiktoken is imported only when
 ``--tokenizer tiktoken:...`` asks for it.
 
 ``--rules FILE`` and ``--task-state FILE`` fill the caller-provided layers, in discard order
@@ -20,7 +28,10 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, NoReturn
+
+from harness._version import __version__
+from harness.errors import HarnessError, single_cause
 
 if TYPE_CHECKING:
     from harness.config import HarnessConfig
@@ -34,7 +45,7 @@ __all__ = ["main"]
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
 
 
-class UsageError(Exception):
+class UsageError(HarnessError, ValueError):
     """Bad input from the command line: reported as one line, exit status 2."""
 
 
@@ -80,6 +91,7 @@ def _build_parser() -> _Parser:
         prog="harness",
         description="Inspect the context an agent gets: instruction files, prompt layers, budgets.",
     )
+    parser.add_argument("--version", action="version", version=f"harness {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     commands.required = True
 
@@ -87,7 +99,11 @@ def _build_parser() -> _Parser:
         sub.add_argument("workspace", metavar="WORKSPACE", help="the workspace directory")
         sub.add_argument("--agent", required=agent_required, metavar="SLUG", help="agent slug")
         sub.add_argument("--project-id", metavar="ID", help="project id for the database row")
-        sub.add_argument("--db", metavar="PATH", help="SQLite file holding agent_instructions")
+        sub.add_argument(
+            "--db",
+            metavar="PATH_OR_URL",
+            help="agent_instructions: an SQLite file, or a postgresql:// URL",
+        )
         sub.add_argument("--config", metavar="PATH", help="harness TOML config file")
 
     debug = commands.add_parser(
@@ -114,7 +130,13 @@ def _build_parser() -> _Parser:
         metavar="SPEC",
         help="approximate | tiktoken:NAME_OR_PATH (default: from the config)",
     )
-    debug.add_argument("--json", action="store_true", help="print the manifest as JSON")
+    output = debug.add_mutually_exclusive_group()
+    output.add_argument("--json", action="store_true", help="print the manifest as JSON")
+    output.add_argument(
+        "--text",
+        action="store_true",
+        help="print exactly the prompt's text (for piping; warnings go to stderr)",
+    )
     debug.add_argument("--rules", metavar="FILE", help="business rules, one unit per line")
     debug.add_argument("--task-state", metavar="FILE", help="task state, one unit per line")
 
@@ -126,59 +148,12 @@ def _build_parser() -> _Parser:
 
 
 def _read_units(path: str, option: str) -> list[Unit]:
-    from harness.prompt_assembler import Unit
+    from harness.unit_files import UnitFileError, read_unit_file
 
-    file = Path(path)
     try:
-        raw = file.read_bytes()
-    except FileNotFoundError:
-        raise UsageError(f"{option} {path}: no such file") from None
-    except OSError as exc:
-        raise UsageError(f"{option} {path}: cannot be read ({exc.strerror})") from None
-    text = raw.decode("utf-8-sig", errors="replace")
-    units: list[Unit] = []
-    seen: set[str] = set()
-    for number, line in enumerate(text.splitlines(), start=1):
-        stripped = line.strip()
-        default_id = f"{file.name}:{number}"
-        if file.suffix == ".jsonl":
-            if not stripped:
-                continue
-            try:
-                value: Any = json.loads(stripped)
-            except json.JSONDecodeError as exc:
-                raise UsageError(f"{option} {path}:{number}: not JSON ({exc.msg})") from None
-            if isinstance(value, str):
-                value = {"text": value}
-            if not isinstance(value, dict) or not isinstance(value.get("text"), str):
-                raise UsageError(f"{option} {path}:{number}: expected a string or {{'text': ...}}")
-            unit_id, source = value.get("id", default_id), value.get("source")
-            if not isinstance(unit_id, str) or not (source is None or isinstance(source, str)):
-                raise UsageError(f"{option} {path}:{number}: 'id' and 'source' must be strings")
-            for name, field in (("text", value["text"]), ("id", unit_id), ("source", source)):
-                if field is not None and not _encodable(field):
-                    raise UsageError(
-                        f"{option} {path}:{number}: {name!r} holds an unpaired surrogate escape "
-                        "(such as \\ud800); write valid Unicode"
-                    )
-            unit = Unit(id=unit_id, text=value["text"], source=source)
-        else:
-            if not stripped or stripped.startswith("#"):
-                continue
-            unit = Unit(id=default_id, text=stripped)
-        if unit.id in seen:
-            raise UsageError(f"{option} {path}:{number}: duplicate id {unit.id!r}")
-        seen.add(unit.id)
-        units.append(unit)
-    return units
-
-
-def _encodable(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
+        return read_unit_file(path, label=f"{option} {path}")
+    except UnitFileError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def _check_paths(args: argparse.Namespace) -> None:
@@ -189,10 +164,12 @@ def _check_paths(args: argparse.Namespace) -> None:
         raise UsageError(f"workspace {args.workspace!r} does not exist")
     if not workspace.is_dir():
         raise UsageError(f"workspace {args.workspace!r} is not a directory")
-    if args.db is not None and not Path(args.db).is_file():
+    if args.db is not None and _is_path(args.db) and not Path(args.db).is_file():
         if not Path(args.db).exists():
             raise UsageError(f"--db {args.db!r}: no such database file")
         raise UsageError(f"--db {args.db!r}: not a database file (not a regular file)")
+    if args.project_id is not None and not args.project_id:
+        raise UsageError("--project-id is empty: give the project's id, or leave the option out")
     if args.project_id is not None and args.agent is None:
         raise UsageError("--project-id needs --agent: the database row is per agent")
 
@@ -200,6 +177,7 @@ def _check_paths(args: argparse.Namespace) -> None:
 async def _debug(args: argparse.Namespace) -> int:
     from harness.debug import format_build
     from harness.harness import Harness
+    from harness.instruction_files.discovery import printable
 
     budgets = _budgets(args.budget)
     rules = _read_units(args.rules, "--rules") if args.rules else []
@@ -216,10 +194,15 @@ async def _debug(args: argparse.Namespace) -> int:
             budgets=budgets,
             tokenizer=args.tokenizer,
         )
-    if args.json:
+    if args.json or args.text:
         for warning in build.warnings:
-            sys.stderr.write(f"harness: warning: {warning}\n")
+            sys.stderr.write(f"harness: warning: {printable(warning)}\n")
+    if args.json:
         sys.stdout.write(json.dumps(build.prompt.manifest(), indent=2, ensure_ascii=False) + "\n")
+    elif args.text:
+        # The exact bytes the model gets: no escaping, no trailing newline added.
+        sys.stdout.flush()
+        sys.stdout.buffer.write(build.prompt.text.encode("utf-8", "surrogatepass"))
     else:
         sys.stdout.write(format_build(build))
     return EXIT_OK
@@ -236,21 +219,25 @@ def _format_sources(
     lines = [printable(header)]
     if not instruction_set.sources:
         lines.append("  (none)")
-    for index, source in enumerate(instruction_set.sources, start=1):
+    paths = [printable(source.path) for source in instruction_set.sources]
+    width = max([40, *map(len, paths)])
+    for index, (source, path) in enumerate(zip(instruction_set.sources, paths, strict=True), 1):
         size = len(source.content.encode("utf-8"))
         lines.append(
-            f"  {index:>2}  {source.kind:<9}  {source.path:<40} {size:>7,} B  {source.digest[:8]}"
+            f"  {index:>2}  {source.kind:<9}  {path:<{width}} {size:>7,} B  {source.digest[:8]}"
         )
     lines.append("")
     lines.append("project context (.AGENTS/), in layer order:")
     if not context.units:
         lines.append("  (none)")
-    for index, unit in enumerate(context.units, start=1):
-        lines.append(f"  {index:>2}  {unit.id:<51} {len(unit.text.encode('utf-8')):>7,} B")
+    ids = [printable(unit.id) for unit in context.units]
+    width = max([51, *map(len, ids)])
+    for index, (unit, unit_id) in enumerate(zip(context.units, ids, strict=True), 1):
+        lines.append(f"  {index:>2}  {unit_id:<{width}} {len(unit.text.encode('utf-8')):>7,} B")
     warnings = [*instruction_set.warnings, *context.warnings]
     lines.append("")
     lines.append(f"warnings ({len(warnings)})" if warnings else "warnings   none")
-    lines.extend(f"  ! {warning}" for warning in warnings)
+    lines.extend(f"  ! {printable(warning)}" for warning in warnings)
     return "\n".join(lines) + "\n"
 
 
@@ -276,31 +263,10 @@ def _config(args: argparse.Namespace) -> HarnessConfig:
     return load_config(args.config)
 
 
-def _usage_errors() -> tuple[type[BaseException], ...]:
-    """Exceptions that mean bad input (status 2), imported only once they may occur. Anything
-    else is our bug, reported as an internal error (status 1), never passed off as the user's."""
-    from harness.agents import UnknownAgent
-    from harness.config import ConfigError
-    from harness.instruction_files import InstructionStoreError
-    from harness.tokenizer import TokenizerLoadError
+def _is_path(database: str) -> bool:
+    from harness.instruction_files.stores import url_scheme
 
-    return (
-        UsageError,
-        UnknownAgent,
-        ConfigError,
-        InstructionStoreError,
-        TokenizerLoadError,
-        FileNotFoundError,  # WorkspaceNotFoundError included
-        PermissionError,
-        NotADirectoryError,
-    )
-
-
-def _leaf(exc: BaseException) -> BaseException:
-    """The single cause inside nested exception groups (task groups wrap errors)."""
-    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
-        exc = exc.exceptions[0]
-    return exc
+    return url_scheme(database) is None
 
 
 def _one_line(exc: BaseException) -> str:
@@ -329,8 +295,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(devnull, sys.stdout.fileno())
         return EXIT_OK
     except Exception as exc:
-        cause = _leaf(exc)
-        if isinstance(cause, _usage_errors()):
+        cause = single_cause(exc)
+        # Everything harness raises on purpose means bad input (status 2); anything else is
+        # our bug, reported as an internal error (status 1), never passed off as the user's.
+        if isinstance(cause, HarnessError):
             sys.stderr.write(f"harness: error: {_one_line(cause)}\n")
             return EXIT_USAGE
         sys.stderr.write(f"harness: internal error: {type(cause).__name__}: {_one_line(cause)}\n")

@@ -1,9 +1,16 @@
 """Harness configuration: budgets, strategies, tokenizer and the input envelope, from TOML.
 
-The numbers that shape every prompt live in one validated, immutable value so that a bad
-setting fails at load time with the offending key named, not later as a puzzling prompt.
-The central check is the input envelope (notes 000): the model's context limit minus the
-space reserved for the response and for tool observations is what the prompt may use, and
+::
+
+    from harness import load_config
+
+    config = load_config("config/harness.toml")     # or load_config(): $HARNESS_CONFIG / shipped
+    print(config.envelope.input_tokens, config.budgets.as_mapping())
+
+Design notes. The numbers that shape every prompt live in one validated, immutable value so
+that a bad setting fails at load time with the offending key named, not later as a puzzling
+prompt. The central check is the input envelope (notes 000): the model's context limit minus
+the space reserved for the response and for tool observations is what the prompt may use, and
 the five layer budgets must fit inside it.
 
 Where the configuration comes from, first match wins: the ``path`` argument of
@@ -24,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from harness.agents import Roster, validate_entries
+from harness.errors import ConfigError
 from harness.instruction_files import InstructionFilesSettings
 from harness.prompt_assembler import DEFAULT_BUDGETS, DEFAULT_STRATEGIES, LAYERS, Strategy
 from harness.tokenizer import looks_like_path
@@ -49,10 +57,6 @@ __all__ = [
 ENV_VAR = "HARNESS_CONFIG"
 _PACKAGE_DIR = Path(__file__).resolve().parent
 _TOKENIZER_SPEC = re.compile(r"approximate|tiktoken:.+")
-
-
-class ConfigError(ValueError):
-    """A configuration file or value that cannot be used; the message names the key."""
 
 
 def shipped_config_dir() -> Path:

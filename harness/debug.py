@@ -98,6 +98,8 @@ def format_build(build: PromptBuild, *, width: int = WIDTH) -> str:
             lines.extend(_wrap("kept", [_visible(item)[0] for item in kept], width))
         if report.dropped:
             lines.extend(_wrap("dropped", [_visible(item)[0] for item in report.dropped], width))
+        for note in report.notes:  # why anything was dropped or cut
+            lines.extend(_wrap("why", [_visible(note)[0]], width))
     lines.append(rule)
     envelope = build.envelope
     room = envelope.input_tokens

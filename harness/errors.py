@@ -16,8 +16,39 @@ An exception that does not derive from ``HarnessError`` escaping harness is a bu
 
 from __future__ import annotations
 
-__all__ = ["HarnessError"]
+__all__ = [
+    "ArgumentError",
+    "ArgumentTypeError",
+    "ConfigError",
+    "HarnessError",
+    "StateError",
+    "single_cause",
+]
 
 
 class HarnessError(Exception):
     """Base class of every error harness raises on purpose; the message says what to do."""
+
+
+class ConfigError(HarnessError, ValueError):
+    """A configuration file or value that cannot be used; the message names the key."""
+
+
+class ArgumentError(HarnessError, ValueError):
+    """An argument a call cannot use (an empty agent slug, conflicting options, ...)."""
+
+
+class ArgumentTypeError(HarnessError, TypeError):
+    """An argument of a type a call cannot use."""
+
+
+class StateError(HarnessError, RuntimeError):
+    """A call the object's current state does not allow (not started, already running, ...)."""
+
+
+def single_cause(exc: BaseException) -> BaseException:
+    """The one error inside nested single-member exception groups (task groups wrap what
+    their tasks raise); a group of several, or a plain exception, is returned as it is."""
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    return exc

@@ -1,10 +1,25 @@
-"""The harness as a whole: the supervised instruction-files cache plus ``build_prompt``.
+"""The harness as a whole: one object an engine holds, to build an agent's prompt.
 
-``Harness`` is the one object an engine holds. Entering it starts a supervision tree whose
-child is the instruction-files cache task; ``build_prompt`` then gathers the five layers
-(identity from the roster, instruction files, ``.AGENTS/`` project context, and the caller's
-business rules and task state) and hands them to the pure assembler. Gathering is I/O and
-lives here; trimming is pure and lives in ``harness.prompt_assembler``.
+::
+
+    import anyio
+    from harness import Harness
+
+    async def main() -> None:
+        async with Harness(database="examples/acme.db") as h:   # or store=<InstructionStore>
+            prompt = await h.build_prompt("examples/acme", agent="reviewer", project_id="acme")
+            print(prompt.tokens, prompt.digest)                 # hand prompt.text to the model
+
+    anyio.run(main)
+
+Design notes. Entering a ``Harness`` starts a supervision tree built from ``child_specs()``:
+the instruction-files cache task, then the store's companions, then the ``children=`` given;
+a later part that needs a supervised task adds its spec there. ``build_prompt`` gathers the
+five layers (identity from the roster, instruction files, ``.AGENTS/`` project context, and
+the caller's business rules and task state), resolving the workspace once for all of them,
+and hands them to the pure assembler. Gathering is I/O and lives here; trimming is pure and
+lives in ``harness.prompt_assembler``. Outside ``async with`` there is no tree and no cache,
+so ``build``/``build_prompt`` refuse (``HarnessNotRunning``) instead of answering uncached.
 """
 
 from __future__ import annotations
@@ -22,18 +37,24 @@ import anyio
 import anyio.to_thread
 
 from harness.agents import Roster
-from harness.config import ConfigError, Envelope, HarnessConfig, load_config, make_tokenizer
+from harness.config import Envelope, HarnessConfig, load_config, make_tokenizer
+from harness.errors import ArgumentTypeError, ConfigError, StateError
 from harness.instruction_files import InstructionFiles, InstructionSet
-from harness.instruction_files.discovery import resolve_workspace
+from harness.instruction_files.stores import InstructionStore
 from harness.project_context import ProjectContext, load_project_context
 from harness.prompt_assembler import AssembledPrompt, Unit, assemble, merge_budgets
-from harness.runtime import Supervisor
+from harness.runtime import ChildSpec, Supervisor
 from harness.tokenizer import ApproximateTokenizer, looks_like_path
 
 if TYPE_CHECKING:
     from harness.tokenizer import Tokenizer
 
-__all__ = ["Harness", "LayerInput", "PromptBuild"]
+__all__ = ["Harness", "HarnessNotRunning", "LayerInput", "PromptBuild"]
+
+_NOT_RUNNING = (
+    "the harness is not running: use `async with Harness(...) as h:` and call "
+    "h.build_prompt(...) inside the block"
+)
 
 #: What a caller may pass for ``business_rules`` or ``task_state``: one string (one unit whose
 #: id is the layer name), one ``Unit``, or a sequence of units and strings in discard order
@@ -81,17 +102,30 @@ def _units(layer: str, value: LayerInput) -> str | Unit | list[Unit]:
         elif isinstance(item, str):
             units.append(Unit(id=f"{layer}:{index}", text=item))
         else:
-            raise TypeError(f"{layer}: expected str or Unit items, got {type(item).__name__}")
+            raise ArgumentTypeError(
+                f"{layer}: expected str or Unit items, got {type(item).__name__}"
+            )
     return units
+
+
+class HarnessNotRunning(StateError):
+    """``build_prompt`` / ``build`` on a ``Harness`` that is not entered, or has been left."""
 
 
 class Harness:
     """``async with Harness(config, database=...) as h: await h.build_prompt(...)``.
 
-    ``config`` defaults to ``load_config()`` (so ``$HARNESS_CONFIG`` applies); ``database``
-    is the SQLite file holding ``agent_instructions``. The roster is read once, here, so an
-    unreadable roster fails at construction rather than on the first prompt; so does a
-    configured ``tiktoken:`` rank file that does not exist (it is loaded on first use).
+    ``config`` defaults to ``load_config()`` (so ``$HARNESS_CONFIG`` applies). The agents'
+    rows come from ``store`` (an ``InstructionStore``), or from ``database`` (a SQLite path or
+    a ``postgresql://`` URL: the store is opened here and closed when the ``async with``
+    ends); give one or neither. ``children`` are extra ``ChildSpec``s for the tree, started
+    after the built-in ones. The roster is read once, here, so an unreadable roster fails at
+    construction rather than on the first prompt; so does a configured ``tiktoken:`` rank file
+    that does not exist (it is loaded on first use).
+
+    The supervision tree, in start order (see ``child_specs``): the instruction-files cache,
+    the store's companions (``store.child_specs(...)``), then ``children``. A later part
+    that needs a supervised task appends its spec in ``child_specs``; nothing else changes.
     """
 
     def __init__(
@@ -99,15 +133,22 @@ class Harness:
         config: HarnessConfig | None = None,
         *,
         database: str | os.PathLike[str] | None = None,
+        store: InstructionStore | None = None,
+        children: Sequence[ChildSpec] = (),
     ) -> None:
         self.config = config if config is not None else load_config()
-        # Absolute now: a later chdir in the embedding process must not move the database.
-        self.database = Path(database).absolute() if database is not None else None
         self.roster: Roster = self.config.roster()
         _check_tokenizer_file(self.config.tokenizer)
+        # database= is opened (and later closed) by InstructionFiles; store= stays the caller's.
         self._instruction_files = InstructionFiles(
-            self.config.instruction_files, database=self.database
+            self.config.instruction_files, database=database, store=store
         )
+        self._store = self._instruction_files.store
+        # The SQLite file (absolute: a later chdir does not move it), else the store's name.
+        self.database: Path | str | None = self._instruction_files.database or (
+            self._store.name if self._store is not None else None
+        )
+        self._children = tuple(children)
         self._supervisor: Supervisor | None = None
         self._stack: AsyncExitStack | None = None
         self._tokenizers: dict[str, Tokenizer] = {}
@@ -118,28 +159,50 @@ class Harness:
         return self._instruction_files
 
     @property
+    def store(self) -> InstructionStore | None:
+        """Where the agents' rows come from (``None``: no database configured)."""
+        return self._store
+
+    @property
     def supervisor(self) -> Supervisor:
         """The supervision tree (for introspection); only inside ``async with``."""
         if self._supervisor is None:
-            raise RuntimeError("the harness is not running: use `async with Harness(...) as h`")
+            raise HarnessNotRunning(_NOT_RUNNING)
         return self._supervisor
+
+    def child_specs(self) -> list[ChildSpec]:
+        """The children of the tree, in start order (stopped in reverse).
+
+        THE place to add a supervised part: the cache comes first (loads answer uncached
+        until it is up), then what the store needs (a PostgreSQL listener), then the
+        ``children`` given to the constructor. Append a new built-in child here.
+        """
+        files = self._instruction_files
+        specs = [files.child_spec()]
+        if self._store is not None:
+            specs.extend(self._store.child_specs(files))
+        specs.extend(self._children)
+        return specs
 
     async def __aenter__(self) -> Self:
         if self._stack is not None:
-            raise RuntimeError("this Harness is already running; it cannot be entered twice")
+            raise StateError("this Harness is already running; it cannot be entered twice")
         stack = AsyncExitStack()
         self._stack = stack  # claimed before the first await: a concurrent enter sees it
         intensity = self.config.supervisor
-        supervisor = Supervisor(
-            [self._instruction_files.child_spec()],
-            strategy="one_for_one",
-            max_restarts=intensity.max_restarts,
-            max_seconds=intensity.max_seconds,
-        )
         try:
+            # Closed last, after the tree; only a store opened from database= is closed.
+            stack.push_async_callback(self._instruction_files.aclose)
+            supervisor = Supervisor(
+                self.child_specs(),
+                strategy="one_for_one",
+                max_restarts=intensity.max_restarts,
+                max_seconds=intensity.max_seconds,
+            )
             await stack.enter_async_context(supervisor)
         except BaseException:
             self._stack = None
+            await stack.aclose()
             raise
         self._supervisor = supervisor
         return self
@@ -191,9 +254,13 @@ class Harness:
         tokenizer: Tokenizer | str | None = None,
     ) -> PromptBuild:
         """Like ``build_prompt`` but also returns the discovery report the debug print shows."""
+        if self._supervisor is None:
+            raise HarnessNotRunning(_NOT_RUNNING)
         identity = self.roster.identity(agent)  # UnknownAgent first: the cheapest check
         merged = self.effective_budgets(budgets)
-        root = Path(await anyio.to_thread.run_sync(resolve_workspace, workspace))
+        # Resolved once per build; the instruction files and .AGENTS/ read this one path.
+        resolved = self._instruction_files.resolve(workspace)
+        root = Path(resolved.path)
         spec = tokenizer if tokenizer is not None else self.config.tokenizer
         chosen = self._tokenizers.get(spec) if isinstance(spec, str) else spec
         if chosen is None:  # loading a rank file takes a while: build it off the loop, once
@@ -201,8 +268,8 @@ class Harness:
         rules = _units("business_rules", business_rules)
         state = _units("task_state", task_state)
 
-        instruction_set = await self._instruction_files.load(
-            root, agent=agent, project_id=project_id
+        instruction_set = await self._instruction_files.load_resolved(
+            resolved, agent=agent, project_id=project_id
         )
         project_context = await self.project_context(root)
         layers: dict[str, str | Unit | Sequence[Unit]] = {
@@ -229,6 +296,7 @@ class Harness:
         else:
             prompt = await anyio.to_thread.run_sync(call)
         warnings = [*instruction_set.warnings, *project_context.warnings]
+        warnings.extend(_emptied_by_budget(prompt))
         envelope = self.config.envelope
         total = sum(merged.values())
         if total > envelope.input_tokens:
@@ -266,7 +334,9 @@ class Harness:
         last), so a tight budget discards the least authoritative first. ``budgets`` merge
         over the config's; ``tokenizer`` is a ``Tokenizer`` or a spec such as
         ``"tiktoken:cl100k_base"``. Raises ``UnknownAgent`` for a slug not in the roster and
-        ``WorkspaceNotFoundError`` (a ``FileNotFoundError``) for a bad workspace.
+        ``WorkspaceNotFoundError`` (a ``FileNotFoundError``) for a bad workspace; outside
+        ``async with`` (not entered, or already left) it raises ``HarnessNotRunning`` (a
+        ``HarnessError`` and a ``RuntimeError``).
         """
         build = await self.build(
             workspace,
@@ -278,6 +348,22 @@ class Harness:
             tokenizer=tokenizer,
         )
         return build.prompt
+
+
+#: Layers whose loss changes what the agent must obey: emptied by the budget, that is a warning.
+_MUST_NOT_VANISH = ("identity", "instruction_files")
+
+
+def _emptied_by_budget(prompt: AssembledPrompt) -> list[str]:
+    """A warning for each instruction layer that had units but kept none because of its budget."""
+    return [
+        f"the {layer.name} layer is empty: its budget of {layer.budget} tokens dropped all "
+        f"{len(layer.dropped)} unit(s); raise budgets.{layer.name} (--budget "
+        f"{layer.name}=N) so the agent gets its "
+        + ("identity" if layer.name == "identity" else "instructions")
+        for layer in prompt.layers
+        if layer.name in _MUST_NOT_VANISH and layer.dropped and not layer.kept
+    ]
 
 
 def _check_tokenizer_file(spec: str) -> None:

@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Protocol, Self, TypeAlias, runtime_checkable
 
 import cachetools
 
+from harness.errors import HarnessError
+
 if TYPE_CHECKING:  # tiktoken is imported only when a TiktokenTokenizer is built (fast startup)
     import tiktoken
 
@@ -204,7 +206,7 @@ _KNOWN_ENCODINGS: Mapping[str, tuple[str, Mapping[str, int]]] = {
 }
 
 
-class TokenizerLoadError(ValueError):
+class TokenizerLoadError(HarnessError, ValueError):
     """An encoding could not be loaded; raised at construction, never a silent fallback."""
 
 

@@ -24,6 +24,8 @@ from typing import Any, Final, TypeAlias
 import anyio
 import anyio.lowlevel
 
+from harness.errors import HarnessError
+
 __all__ = [
     "PHASES",
     "Halt",
@@ -66,7 +68,7 @@ class Halt:
             )
 
 
-class HookTimeoutError(TimeoutError):
+class HookTimeoutError(HarnessError, TimeoutError):
     """Stored in ``HookOutcome.error`` when a handler ran past its own ``timeout``.
 
     A distinct type so callers can tell "the guard was too slow" from a ``TimeoutError`` the

@@ -1,10 +1,15 @@
 """The cache table and the supervised task that owns it (the ETS table of ADR 0006).
 
-The task does nothing but own the table: it creates it when it starts, and the table dies with
-the task (however the task ends). Callers read and write the table themselves, synchronously
-and in their own task, as an Elixir process reads and writes a public ETS table; the task never
-performs I/O and never sees a request, so it can neither become a bottleneck nor be crashed by
-a bad workspace or database.
+Internal to ``InstructionFiles``, which is the way to use it::
+
+    async with Supervisor([files.child_spec()]):   # runs CacheTask.run: the table's owner
+        await files.load(workspace, agent="reviewer")
+
+Design notes. The task does nothing but own the table: it creates it when it starts, and the
+table dies with the task (however the task ends). Callers read and write the table themselves,
+synchronously and in their own task, as an Elixir process reads and writes a public ETS table;
+the task never performs I/O and never sees a request, so it can neither become a bottleneck nor
+be crashed by a bad workspace or database.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import anyio
 from anyio.abc import TaskStatus
 from cachetools import Cache, LRUCache, TTLCache
 
+from harness.errors import HarnessError
 from harness.instruction_files.models import InstructionSet
 
 __all__ = ["CacheKey", "CacheTable", "CacheTask", "CacheTaskCrashed"]
@@ -27,7 +33,7 @@ CacheKey = tuple[str, str | None, str]
 """(resolved workspace, project_id, agent)."""
 
 
-class CacheTaskCrashed(RuntimeError):
+class CacheTaskCrashed(HarnessError, RuntimeError):
     """The cache task was told to crash (used to exercise the supervisor's restart)."""
 
 

@@ -1,4 +1,28 @@
-"""``InstructionFiles``: load a workspace's instruction sources through a supervised cache."""
+"""``InstructionFiles``: load a workspace's instruction sources through a supervised cache.
+
+What ``Harness`` runs for you; used on its own it needs a supervisor for its cache task::
+
+    import anyio
+    from harness.instruction_files import InstructionFiles
+    from harness.runtime import Supervisor
+
+    async def main() -> None:
+        files = InstructionFiles(database="examples/acme.db")     # or store=<InstructionStore>
+        async with Supervisor([files.child_spec()]):
+            found = await files.load("examples/acme", agent="reviewer", project_id="acme")
+            print([source.path for source in found])              # root first, the row last
+            files.invalidate("examples/acme")                     # plain call, no await
+        await files.aclose()                                      # the store it opened
+
+    anyio.run(main)
+
+Design notes. The row comes from an ``InstructionStore`` (``harness.instruction_files.stores``):
+``database=`` is the shortcut that opens one (``open_store``), ``store=`` takes one built
+elsewhere. ``InstructionFiles`` is also the store's ``StoreEvents`` sink: a companion of the
+store (PostgreSQL's listener) calls ``row_changed`` / ``rows_unreliable``; and a read is only
+cached when the store allowed it for the whole read (``cache_rows`` true at its start and end,
+``generation`` unchanged). A cached row from an earlier generation is never served.
+"""
 
 from __future__ import annotations
 
@@ -6,20 +30,23 @@ import copy
 import logging
 import os
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import anyio
 from anyio.abc import TaskStatus
 
+from harness.errors import ArgumentError, StateError
 from harness.instruction_files.cache import CacheKey, CacheTable, CacheTask
 from harness.instruction_files.discovery import resolve_workspace, walk_workspace
-from harness.instruction_files.models import InstructionSet, InstructionSource
+from harness.instruction_files.models import InstructionSet
 from harness.instruction_files.settings import InstructionFilesSettings
-from harness.instruction_files.store import read_agent_row, source_path
+from harness.instruction_files.stores import InstructionStore, StoreRead, open_store
+from harness.instruction_files.stores.sqlite import source_path
 from harness.runtime import ChildSpec
 
-__all__ = ["InstructionFiles"]
+__all__ = ["InstructionFiles", "ResolvedWorkspace"]
 
 logger = logging.getLogger(__name__)
 
@@ -38,10 +65,22 @@ class _Read:
     key: CacheKey
     table: CacheTable | None
     revoked: bool
+    generation: int = 0  # the store's generation when the read started
+    cacheable: bool = True  # the store allowed caching rows when the read started
     done: anyio.Event = field(default_factory=anyio.Event)
     result: InstructionSet | None = None
     error: Exception | None = None
     abandoned: bool = False  # the leading load was cancelled: waiters start over
+
+
+@dataclass(frozen=True, slots=True)
+class ResolvedWorkspace:
+    """A workspace resolved by ``InstructionFiles.resolve``: its real path, and the
+    invalidation epoch it was resolved in (so a load knows whether an ``invalidate`` raced
+    the resolution). Lets a caller resolve once and use the result for several reads."""
+
+    path: str
+    epoch: int
 
 
 @dataclass(slots=True)
@@ -68,7 +107,7 @@ def _for_waiter(error: Exception) -> Exception:
 
 def _check_name(what: str, value: object) -> None:
     if not isinstance(value, str) or not value:
-        raise ValueError(f"{what} must be a non-empty string, got {value!r}")
+        raise ArgumentError(f"{what} must be a non-empty string, got {value!r}")
 
 
 class InstructionFiles:
@@ -91,13 +130,23 @@ class InstructionFiles:
         settings: InstructionFilesSettings | None = None,
         *,
         database: str | os.PathLike[str] | None = None,
+        store: InstructionStore | None = None,
     ) -> None:
         self._settings = settings if settings is not None else InstructionFilesSettings()
-        self._database = Path(database).absolute() if database is not None else None
+        if database is not None and store is not None:
+            raise ArgumentError(
+                "pass either database= (a path or URL: the store is opened for you) or store= "
+                "(an InstructionStore you built), not both"
+            )
+        self._owns_store = store is None and database is not None
+        if store is None and database is not None:
+            store = open_store(database, timeout=self._settings.database_timeout)
+        self._store = store
         self._lock = threading.Lock()
         self._table: CacheTable | None = None
         self._inflight: dict[CacheKey, _Read] = {}
         self._epoch = 0  # bumped by every invalidate; guards a load's workspace resolution
+        self._generation = store.generation if store is not None else 0  # last one seen
         self._task = CacheTask(
             maxsize=self._settings.cache_maxsize,
             ttl=self._settings.cache_ttl,
@@ -107,15 +156,28 @@ class InstructionFiles:
 
     def __repr__(self) -> str:
         state = "cached" if self._table is not None else "uncached"
-        return f"InstructionFiles(database={self._database!r}, {state})"
+        return f"InstructionFiles(store={self._store!r}, {state})"
 
     @property
     def settings(self) -> InstructionFilesSettings:
         return self._settings
 
     @property
+    def store(self) -> InstructionStore | None:
+        """Where the agents' rows come from (``None``: no database configured)."""
+        return self._store
+
+    @property
     def database(self) -> Path | None:
-        return self._database
+        """The SQLite file of the store, if it has one (kept from the first release)."""
+        path = getattr(self._store, "path", None)
+        return path if isinstance(path, Path) else None
+
+    async def aclose(self) -> None:
+        """Close the store if this object opened it (``database=``); a given store is the
+        caller's to close. Idempotent."""
+        if self._owns_store and self._store is not None:
+            await self._store.aclose()
 
     @property
     def cache_running(self) -> bool:
@@ -139,7 +201,7 @@ class InstructionFiles:
     def _publish(self, table: CacheTable) -> None:
         with self._lock:
             if self._table is not None:
-                raise RuntimeError(
+                raise StateError(
                     "this InstructionFiles already has a running cache task: start its "
                     "child_spec() under one supervisor only"
                 )
@@ -173,15 +235,38 @@ class InstructionFiles:
         _check_name("agent", agent)
         if project_id is not None:
             _check_name("project_id", project_id)
-        given = os.fspath(workspace)
+        return await self._load(self.resolve(workspace), agent, project_id)
+
+    def resolve(self, workspace: str | os.PathLike[str]) -> ResolvedWorkspace:
+        """Resolve ``workspace`` (``WorkspaceNotFoundError`` if it is not a directory) for
+        ``load_resolved``: a caller that reads more than the instruction files of one
+        workspace (``Harness.build``) resolves it once."""
         with self._lock:
-            epoch = self._epoch
+            epoch = self._epoch  # before resolving: an invalidate meanwhile must be seen
         # A few lstat calls, on the loop: a worker-thread hop would cost ten times more than
         # the calls themselves, on the path every cache hit takes.
-        resolved = resolve_workspace(given)
-        key: CacheKey = (resolved, project_id, agent)
+        return ResolvedWorkspace(resolve_workspace(os.fspath(workspace)), epoch)
+
+    async def load_resolved(
+        self, workspace: ResolvedWorkspace, *, agent: str, project_id: str | None = None
+    ) -> InstructionSet:
+        """``load`` for a workspace ``resolve`` returned (same guarantees)."""
+        _check_name("agent", agent)
+        if project_id is not None:
+            _check_name("project_id", project_id)
+        return await self._load(workspace, agent, project_id)
+
+    async def _load(
+        self, workspace: ResolvedWorkspace, agent: str, project_id: str | None
+    ) -> InstructionSet:
+        key: CacheKey = (workspace.path, project_id, agent)
+        epoch = workspace.epoch
+        store = self._store
         while True:
             with self._lock:
+                if store is not None and store.generation != self._generation:
+                    self._generation = store.generation  # rows read before are stale
+                    self._drop_rows()
                 table = self._table
                 if table is not None:
                     hit = table.entries.get(key)
@@ -192,6 +277,9 @@ class InstructionFiles:
                 read = self._inflight.get(key)
                 if read is None:
                     read = _Read(key, table, revoked=epoch != self._epoch)
+                    if project_id is not None and store is not None:
+                        read.generation = self._generation
+                        read.cacheable = store.cache_rows
                     self._inflight[key] = read
                     leader = True
                 else:
@@ -205,6 +293,16 @@ class InstructionFiles:
                 raise _for_waiter(read.error)
             assert read.result is not None
             return read.result
+
+    def _may_cache(self, read: _Read) -> bool:
+        """Whether a finished read may enter the table (call under the lock)."""
+        table = self._table
+        if read.revoked or table is None or table is not read.table:
+            return False
+        store = self._store
+        if read.key[1] is None or store is None:
+            return True  # no database row in it
+        return read.cacheable and store.cache_rows and store.generation == read.generation
 
     async def _lead(self, read: _Read) -> InstructionSet:
         try:
@@ -222,15 +320,15 @@ class InstructionFiles:
         with self._lock:
             if self._inflight.get(read.key) is read:
                 del self._inflight[read.key]
-            table = self._table
-            if not read.revoked and table is not None and table is read.table:
-                table.entries[read.key] = result
+            if self._may_cache(read):
+                assert self._table is not None
+                self._table.entries[read.key] = result
         read.result = result
         read.done.set()
         return result
 
     async def _read_sources(self, key: CacheKey) -> InstructionSet:
-        """Walk the tree (worker thread) and read the database row (aiosqlite) concurrently."""
+        """Walk the tree (worker thread) and read the database row (the store) concurrently."""
         root, project_id, agent = key
         stop = threading.Event()
         walked = _Walked()
@@ -243,28 +341,26 @@ class InstructionFiles:
             except Exception as exc:
                 walked.error = exc
 
-        row: InstructionSource | None = None
-        row_warnings: list[str] = []
+        row = StoreRead(None)
+        store = self._store
         try:
             if project_id is None:
                 await walk()
-            elif self._database is None:
+            elif store is None:
                 await walk()
-                row_warnings.append(
-                    f"{source_path(project_id, agent)}: not loaded: no database is configured "
-                    "(pass database= to InstructionFiles or Harness)"
+                row = StoreRead(
+                    None,
+                    (
+                        f"{source_path(project_id, agent)}: not loaded: no database is "
+                        "configured (pass database= to InstructionFiles or Harness)",
+                    ),
                 )
             else:
                 failure: Exception | None = None
                 async with anyio.create_task_group() as group:
                     group.start_soon(walk)
                     try:
-                        row, row_warnings = await read_agent_row(
-                            self._database,
-                            project_id,
-                            agent,
-                            busy_timeout=self._settings.database_timeout,
-                        )
+                        row = await store.read(project_id, agent)
                     except Exception as exc:  # raised below, unwrapped by the task group
                         failure = exc
                         stop.set()
@@ -277,8 +373,40 @@ class InstructionFiles:
             raise walked.error
         assert walked.result is not None
         files = walked.result
-        sources = files.sources if row is None else (*files.sources, row)
-        return InstructionSet(sources=sources, warnings=(*files.warnings, *row_warnings))
+        sources = files.sources if row.source is None else (*files.sources, row.source)
+        return InstructionSet(sources=sources, warnings=(*files.warnings, *row.warnings))
+
+    # -- StoreEvents: what the store's companions report -----------------------------------
+
+    def row_changed(self, project_id: str, agent: str) -> None:
+        """The row of (project_id, agent) changed: drop the entries (and in-flight reads)
+        holding it. Never raises for odd ids: a notice is data, not a call to validate."""
+        self._drop(lambda key: key[1] == project_id and key[2] == agent)
+
+    def rows_unreliable(self) -> None:
+        """Change notices may have been missed: drop every entry that holds a database row
+        (every entry loaded with a project_id, row or no row), and revoke such reads."""
+        self._drop(lambda key: key[1] is not None)
+
+    def _drop_rows(self) -> None:
+        """``rows_unreliable`` for a caller that already holds the lock."""
+        self._drop_locked(lambda key: key[1] is not None)
+
+    def _drop(self, matches: Callable[[CacheKey], bool]) -> None:
+        with self._lock:
+            self._drop_locked(matches)
+
+    def _drop_locked(self, matches: Callable[[CacheKey], bool]) -> None:
+        """Drop matching entries and revoke matching in-flight reads (under the lock). The
+        epoch is ``invalidate``'s business (it guards path resolution; rows do not need it)."""
+        table = self._table
+        if table is not None:
+            for key in [key for key in list(table.entries.keys()) if matches(key)]:
+                table.entries.pop(key, None)
+        for key, read in list(self._inflight.items()):
+            if matches(key):
+                read.revoked = True
+                del self._inflight[key]
 
     # -- invalidate ---------------------------------------------------------------------------
 
@@ -324,14 +452,11 @@ class InstructionFiles:
 
         with self._lock:
             self._epoch += 1
-            table = self._table
-            if table is not None:
-                if workspace is None and project_id is None and agent is None:
-                    table.entries.clear()
-                else:
-                    for key in [key for key in list(table.entries.keys()) if matches(key)]:
-                        table.entries.pop(key, None)
-            for key, read in list(self._inflight.items()):
-                if matches(key):
+            if workspace is None and project_id is None and agent is None:
+                if self._table is not None:
+                    self._table.entries.clear()
+                for read in self._inflight.values():
                     read.revoked = True
-                    del self._inflight[key]
+                self._inflight.clear()
+            else:
+                self._drop_locked(matches)

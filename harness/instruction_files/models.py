@@ -1,5 +1,12 @@
 """The values ``InstructionFiles.load`` returns, and the errors it raises.
 
+::
+
+    found = await files.load("examples/acme", agent="reviewer")   # an InstructionSet
+    for source in found:                                          # ascending precedence
+        print(source.kind, source.path, source.digest[:8])
+    print(found.warnings)                                         # what was skipped, and why
+
 Sources and sets are frozen so a cached set can be handed to many callers at once: nobody can
 change what another caller was given.
 """
@@ -9,6 +16,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Literal
+
+from harness.errors import HarnessError
 
 SourceKind = Literal["root", "directory", "database"]
 
@@ -49,7 +58,7 @@ class InstructionSet:
         return len(self.sources)
 
 
-class InstructionStoreError(Exception):
+class InstructionStoreError(HarnessError):
     """The ``agent_instructions`` table could not be read; the message says what to do.
 
     Raised to the caller of ``load`` only: the cache task and the supervision tree are not
@@ -57,5 +66,5 @@ class InstructionStoreError(Exception):
     """
 
 
-class WorkspaceNotFoundError(FileNotFoundError):
+class WorkspaceNotFoundError(HarnessError, FileNotFoundError):
     """The workspace given to ``load`` does not exist or is not a directory."""

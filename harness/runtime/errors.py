@@ -1,10 +1,25 @@
 """Typed errors of the runtime.
 
 Every error says what happened and what to do about it, so the host of a supervision tree can
-react to a class rather than parse a message.
+react to a class rather than parse a message; all are ``harness.HarnessError`` s::
+
+    from harness.runtime import MaxRestartsExceeded, NoProc
+
+    try:
+        reply = await actor.call("ping")
+    except NoProc:
+        ...  # not running (yet, or any more): retry once its supervisor restarted it
+
+    try:
+        async with Supervisor(children) as sup:
+            ...
+    except MaxRestartsExceeded as exc:
+        print(exc.child_id, exc.reason)  # the child that crashed too often, and why
 """
 
 from __future__ import annotations
+
+from harness.errors import HarnessError
 
 __all__ = [
     "ActorError",
@@ -29,7 +44,7 @@ def describe(reason: object) -> str:
     return str(reason)
 
 
-class SupervisorError(Exception):
+class SupervisorError(HarnessError):
     """Base class of the supervisor's errors."""
 
 
@@ -160,7 +175,7 @@ class AdminCallBeforeReady(SupervisorError, RuntimeError):
         )
 
 
-class ActorError(Exception):
+class ActorError(HarnessError):
     """Base class of the actor errors."""
 
 

@@ -1,5 +1,22 @@
 """Supervisor and ChildSpec: OTP supervision rebuilt on anyio (asyncio backend).
 
+Run tasks that must stay up; a crashed child is restarted by its ``restart`` type and the
+supervisor's ``strategy`` (a ``RestartStrategy``)::
+
+    import anyio
+    from harness.runtime import ChildSpec, Supervisor
+
+    async def ticker(task_status=anyio.TASK_STATUS_IGNORED) -> None:
+        task_status.started()              # ready: the next child may start
+        while True:
+            await anyio.sleep(1)
+
+    async def main() -> None:
+        async with Supervisor([ChildSpec("ticker", ticker)], strategy="one_for_one") as sup:
+            print(sup.which_children())    # [ChildInfo(id='ticker', status='running', ...)]
+
+    anyio.run(main)
+
 Design notes (the WHY behind the shape):
 
 - Each child runs in its own task, created unstructured (``loop.create_task``), with an anyio
@@ -46,6 +63,7 @@ import anyio
 from anyio.abc import TaskStatus
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
+from harness.errors import ArgumentError, ArgumentTypeError, StateError, single_cause
 from harness.runtime.errors import (
     AdminCallBeforeReady,
     ChildRunning,
@@ -61,9 +79,9 @@ __all__ = [
     "ChildInfo",
     "ChildSpec",
     "Restart",
+    "RestartStrategy",
     "Shutdown",
     "Status",
-    "Strategy",
     "Supervisor",
 ]
 
@@ -71,7 +89,7 @@ logger = logging.getLogger(__name__)
 
 Restart: TypeAlias = Literal["permanent", "transient", "temporary"]
 Shutdown: TypeAlias = float | Literal["brutal"] | None
-Strategy: TypeAlias = Literal["one_for_one", "one_for_all", "rest_for_one"]
+RestartStrategy: TypeAlias = Literal["one_for_one", "one_for_all", "rest_for_one"]
 Status: TypeAlias = Literal["running", "restarting", "stopped"]
 StartFunction: TypeAlias = Callable[[TaskStatus[Any]], Awaitable[object]]
 
@@ -99,11 +117,11 @@ class ChildSpec:
 
     def __post_init__(self) -> None:
         if not isinstance(self.id, str) or not self.id:
-            raise ValueError(f"ChildSpec id must be a non-empty string, got {self.id!r}")
+            raise ArgumentError(f"ChildSpec id must be a non-empty string, got {self.id!r}")
         if not callable(self.start):
-            raise TypeError(f"ChildSpec {self.id!r}: start must be an async callable")
+            raise ArgumentTypeError(f"ChildSpec {self.id!r}: start must be an async callable")
         if self.restart not in _RESTARTS:
-            raise ValueError(
+            raise ArgumentError(
                 f"ChildSpec {self.id!r}: restart must be one of {_RESTARTS}, got {self.restart!r}"
             )
         shutdown = self.shutdown
@@ -115,7 +133,7 @@ class ChildSpec:
             or math.isnan(shutdown)
             or shutdown < 0
         ):
-            raise ValueError(
+            raise ArgumentError(
                 f"ChildSpec {self.id!r}: shutdown must be seconds >= 0, None (wait forever) "
                 f"or 'brutal', got {shutdown!r}"
             )
@@ -140,13 +158,6 @@ class _Exit(Enum):
 
 
 _Reason: TypeAlias = BaseException | _Exit
-
-
-def _unwrap(exc: BaseException) -> BaseException:
-    """Reduce single-member exception groups (from a child's own task groups) to the leaf."""
-    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
-        exc = exc.exceptions[0]
-    return exc
 
 
 class _Run:
@@ -176,9 +187,9 @@ class _ReadySignal(TaskStatus[Any]):
     def started(self, value: Any = None) -> None:
         run = self._run
         if run.ready:
-            raise RuntimeError(f"child {run.child_id!r} called task_status.started() twice")
+            raise StateError(f"child {run.child_id!r} called task_status.started() twice")
         if run.done.is_set():
-            raise RuntimeError(f"child {run.child_id!r} signalled ready after it exited")
+            raise StateError(f"child {run.child_id!r} signalled ready after it exited")
         run.ready = True
         run.settled.set()
         if run.on_ready is not None:
@@ -270,7 +281,7 @@ class Supervisor:
         self,
         children: Iterable[ChildSpec] = (),
         *,
-        strategy: Strategy = "one_for_one",
+        strategy: RestartStrategy = "one_for_one",
         max_restarts: int = 3,
         max_seconds: float = 5.0,
     ) -> None:
@@ -278,18 +289,18 @@ class Supervisor:
         seen: set[str] = set()
         for spec in specs:
             if not isinstance(spec, ChildSpec):
-                raise TypeError(f"children must be ChildSpec instances, got {spec!r}")
+                raise ArgumentTypeError(f"children must be ChildSpec instances, got {spec!r}")
             if spec.id in seen:
                 raise DuplicateChild(spec.id, "stopped", in_child_list=True)
             seen.add(spec.id)
         if strategy not in _STRATEGIES:
-            raise ValueError(f"strategy must be one of {_STRATEGIES}, got {strategy!r}")
+            raise ArgumentError(f"strategy must be one of {_STRATEGIES}, got {strategy!r}")
         if isinstance(max_restarts, bool) or not isinstance(max_restarts, int) or max_restarts < 0:
-            raise ValueError(f"max_restarts must be an int >= 0, got {max_restarts!r}")
+            raise ArgumentError(f"max_restarts must be an int >= 0, got {max_restarts!r}")
         if not isinstance(max_seconds, int | float) or not max_seconds > 0:
-            raise ValueError(f"max_seconds must be > 0, got {max_seconds!r}")
+            raise ArgumentError(f"max_seconds must be > 0, got {max_seconds!r}")
         self._specs = specs
-        self._strategy: Strategy = strategy
+        self._strategy: RestartStrategy = strategy
         self._max_restarts = max_restarts
         self._max_seconds = float(max_seconds)
         self._name = "supervisor"
@@ -363,11 +374,11 @@ class Supervisor:
 
     async def __aenter__(self) -> Self:
         if self._active:
-            raise RuntimeError(f"{self!r} is already running; it can be entered once at a time")
+            raise StateError(f"{self!r} is already running; it can be entered once at a time")
         try:
             asyncio.get_running_loop()
         except RuntimeError:
-            raise RuntimeError(
+            raise StateError(
                 "harness.runtime runs on anyio's asyncio backend; no asyncio loop is running"
             ) from None
         self._children = [_Child(spec) for spec in self._specs]
@@ -451,7 +462,7 @@ class Supervisor:
         start (it is then not added).
         """
         if not isinstance(spec, ChildSpec):
-            raise TypeError(f"start_child expects a ChildSpec, got {spec!r}")
+            raise ArgumentTypeError(f"start_child expects a ChildSpec, got {spec!r}")
         async with self._admin("start_child"):
             existing = self._find(spec.id)
             if existing is not None:
@@ -621,7 +632,7 @@ class Supervisor:
             reason = exc
             raise
         except BaseException as exc:
-            reason = _unwrap(exc)
+            reason = single_cause(exc)  # a child's own task groups wrap its error
             if isinstance(reason, _FATAL):
                 # Recorded as the exit (never restarted), then re-raised so that asyncio
                 # propagates it out of the event loop, as from any task.

@@ -9,7 +9,6 @@ import threading
 from collections.abc import Callable, Iterable
 from functools import partial
 from pathlib import Path
-from typing import Any
 
 import anyio
 import anyio.lowlevel
@@ -22,6 +21,8 @@ from harness.instruction_files import (
     InstructionFilesSettings,
     InstructionSet,
     InstructionStoreError,
+    SqliteInstructionStore,
+    StoreRead,
     WorkspaceNotFoundError,
 )
 from harness.runtime import Supervisor
@@ -264,14 +265,20 @@ async def test_waiters_share_the_leaders_error(
     ws: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     reads: list[str] = []
-    original = files_module.read_agent_row
+    sqlite = SqliteInstructionStore(tmp_path / "missing.db")
 
-    async def counting_read(*args: Any, **kwargs: Any) -> Any:
-        reads.append("read")
-        return await original(*args, **kwargs)
+    class CountingStore:  # the real SQLite store, counting its reads
+        name = sqlite.name
+        cache_rows = True
+        generation = 0
+        child_specs = sqlite.child_specs
+        aclose = sqlite.aclose
 
-    monkeypatch.setattr(files_module, "read_agent_row", counting_read)
-    files = InstructionFiles(SETTINGS, database=tmp_path / "missing.db")
+        async def read(self, project_id: str, agent: str) -> StoreRead:
+            reads.append("read")
+            return await sqlite.read(project_id, agent)
+
+    files = InstructionFiles(SETTINGS, store=CountingStore())
     errors: list[BaseException] = []
 
     async def load() -> None:

@@ -356,7 +356,7 @@ async def test_no_database_worker_thread_outlives_a_read(workspace: Path, tmp_pa
 
 
 def test_database_source_paths_name_one_row() -> None:
-    from harness.instruction_files.store import source_path
+    from harness.instruction_files import source_path
 
     assert source_path("acme", "reviewer") == "db:acme/reviewer"
     assert source_path("acme/prod", "reviewer") != source_path("acme", "prod/reviewer")

@@ -177,3 +177,60 @@ def test_a_bug_is_an_internal_error_not_the_users_bad_input(
     assert main([*DEBUG]) == 1
     err = capsys.readouterr().err
     assert err == "harness: internal error: ValueError: an invariant of ours broke\n"
+
+
+def test_version_from_the_script_and_the_module() -> None:
+    import harness
+
+    done = harness_cli("--version")
+    assert done.returncode == 0 and done.stdout == f"harness {harness.__version__}\n"
+    from harness.cli import main
+
+    with pytest.raises(SystemExit) as exited:  # argparse's version action exits 0
+        main(["--version"])
+    assert exited.value.code == 0
+
+
+def test_the_version_is_written_once_and_the_wheel_declares_it_from_there() -> None:
+    import tomllib
+
+    import harness
+    from harness._version import __version__
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    assert "version" not in project["project"] and "version" in project["project"]["dynamic"]
+    assert project["tool"]["hatch"]["version"]["path"] == "harness/_version.py"
+    assert harness.__version__ == __version__
+    assert (ROOT / "harness" / "py.typed").is_file()  # shipped in the wheel with the package
+
+
+def test_db_takes_a_url_through_the_store_registry(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from harness.cli import main
+    from harness.instruction_files import SqliteInstructionStore, stores
+
+    opened: list[str] = []
+
+    def factory(url: str, *, timeout: float) -> SqliteInstructionStore:
+        opened.append(url)
+        return SqliteInstructionStore(ROOT / "examples/acme.db", timeout=timeout)
+
+    monkeypatch.setitem(stores._BACKENDS, "acme", factory)
+    monkeypatch.chdir(ROOT)
+    status = main(
+        ["sources", "examples/acme", "--agent", "reviewer", "--project-id", "acme", "--db",
+         "acme://example"]
+    )  # fmt: skip
+    out = capsys.readouterr()
+    assert status == 0, out.err
+    assert opened == ["acme://example"] and "db:acme/reviewer" in out.out
+
+
+def test_an_unsupported_db_url_is_one_line_and_status_2() -> None:
+    done = harness_cli("sources", "examples/acme", "--db", "mysql://localhost/x")
+    assert done.returncode == 2
+    assert done.stderr == (
+        "harness: error: database URL scheme 'mysql' is not supported: give the path of an "
+        "SQLite file or a URL starting with one of postgres://, postgresql://\n"
+    )

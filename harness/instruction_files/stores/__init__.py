@@ -12,7 +12,9 @@ SQLite, a ``postgresql://`` or ``postgres://`` URL is PostgreSQL)::
     await store.aclose()
 
 A new backend is one new module in this package implementing ``InstructionStore``, plus one
-line in ``_BACKENDS``.
+line in ``_BACKENDS`` (URL scheme -> ``"module:Class"``, imported only when a URL of that
+scheme is opened; the class is called as ``Class(url, timeout=...)``). Anything that is not a
+``scheme://`` URL is a path, opened by the SQLite store.
 
 A store may need supervised companions (PostgreSQL's LISTEN connection): ``child_specs(events)``
 returns them, and ``Harness`` adds them to its tree. Through ``StoreEvents`` a companion tells
@@ -22,15 +24,20 @@ the cache that a row changed (``row_changed``) or that change notices may have b
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import importlib
+import os
+import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, TypeAlias, runtime_checkable
+
+from harness.instruction_files.models import InstructionStoreError
 
 if TYPE_CHECKING:
     from harness.instruction_files.models import InstructionSource
     from harness.runtime import ChildSpec
 
-__all__ = ["InstructionStore", "StoreEvents", "StoreRead"]
+__all__ = ["InstructionStore", "StoreEvents", "StoreRead", "open_store", "url_scheme"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,4 +85,66 @@ class InstructionStore(Protocol):
         """Supervised companions for the Harness tree (none for a plain file)."""
 
     async def aclose(self) -> None:
-        """Release connections; idempotent."""
+        """Release connections; idempotent. Not final: a ``Harness`` that is entered again
+        reads through the same store, so a store connects (again) lazily on its next read."""
+
+
+StoreFactory: TypeAlias = Callable[..., InstructionStore]
+"""A backend: called as ``factory(url, timeout=seconds)``."""
+
+_BACKENDS: dict[str, str | StoreFactory] = {
+    # scheme -> "module:Class" (imported on first use) or a factory. Add a backend here.
+    "postgresql": "harness.instruction_files.stores.postgres:PostgresInstructionStore",
+    "postgres": "harness.instruction_files.stores.postgres:PostgresInstructionStore",
+}
+_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*)://")
+
+
+def url_scheme(database: str | os.PathLike[str]) -> str | None:
+    """The lower-cased scheme of a ``scheme://`` URL, or ``None`` for a path."""
+    if not isinstance(database, str):
+        return None
+    found = _SCHEME.match(database)
+    return found.group(1).lower() if found else None
+
+
+def open_store(database: str | os.PathLike[str], *, timeout: float) -> InstructionStore:
+    """The store for a ``database=`` value: a path is SQLite, a URL goes by its scheme.
+
+    ``timeout`` is ``database_timeout``: SQLite's lock wait, a server's statement timeout.
+    Opening connects to nothing (stores connect on first read). An unknown scheme, or a
+    backend whose module or driver is not installed, raises ``InstructionStoreError``.
+    """
+    scheme = url_scheme(database)
+    if scheme is None:
+        from harness.instruction_files.stores.sqlite import SqliteInstructionStore
+
+        return SqliteInstructionStore(database, timeout=timeout)
+    backend = _BACKENDS.get(scheme)
+    if backend is None:
+        known = ", ".join(f"{name}://" for name in sorted(_BACKENDS))
+        raise InstructionStoreError(
+            f"database URL scheme {scheme!r} is not supported: give the path of an SQLite file "
+            f"or a URL starting with one of {known}"
+        )
+    factory = backend if callable(backend) else _import_backend(scheme, backend)
+    return factory(database, timeout=timeout)
+
+
+def _import_backend(scheme: str, reference: str) -> StoreFactory:
+    module_name, _, attribute = reference.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        missing = exc.name or module_name
+        what = (
+            f"its module {module_name} is missing from this installation"
+            if missing == module_name
+            else f"the {missing!r} package it needs is not installed (pip install {missing})"
+        )
+        raise InstructionStoreError(
+            f"{scheme}:// databases are not available: {what}; use an SQLite path instead, "
+            "or install a harness release with PostgreSQL support"
+        ) from exc
+    factory: StoreFactory = getattr(module, attribute)
+    return factory

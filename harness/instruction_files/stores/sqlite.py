@@ -1,13 +1,31 @@
-"""The agent's row in ``agent_instructions``, read (never written) through aiosqlite.
+"""The SQLite ``InstructionStore``: the agent's row in ``agent_instructions``, read-only.
 
-The database is opened read-only with a ``file:...?mode=ro`` URI, so a missing file is an
-error instead of a new empty database appearing where the user mistyped a path. SQL is
-parameterised. Every sqlite failure becomes an ``InstructionStoreError`` whose message says
+The embedded default: a path given as ``database=`` (to ``Harness``, ``InstructionFiles``, the
+CLI's ``--db``) opens this store. Used on its own::
+
+    import anyio
+    from harness.instruction_files import create_schema
+    from harness.instruction_files.stores.sqlite import SqliteInstructionStore
+
+    create_schema("/tmp/instructions.db")          # the table, for tests and examples
+
+    async def main() -> None:
+        store = SqliteInstructionStore("/tmp/instructions.db", timeout=5.0)
+        read = await store.read("acme", "reviewer")
+        print(read.source, read.warnings)          # None () : no row yet
+        await store.aclose()
+
+    anyio.run(main)
+
+Design notes. The database is opened read-only with a ``file:...?mode=ro`` URI, so a missing
+file is an error instead of a new empty database appearing where the user mistyped a path. SQL
+is parameterised. Every sqlite failure becomes an ``InstructionStoreError`` whose message says
 what to do; a locked database is waited on for at most ``timeout`` seconds.
 
 That timeout bounds lock waits only: opening a FIFO (or a device) blocks in ``open(2)`` inside
 aiosqlite's thread, forever and uncancellably. So the path is checked with ``stat`` first and
-anything but a regular file is refused before sqlite ever opens it.
+anything but a regular file is refused before sqlite ever opens it. Each read opens its own
+connection (nothing to pool for one file), so the store holds no resource between reads.
 """
 
 from __future__ import annotations
@@ -19,9 +37,10 @@ import re
 import sqlite3
 import stat
 import threading
+from collections.abc import Sequence
 from contextlib import closing
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import aiosqlite
 import anyio
@@ -30,8 +49,12 @@ import anyio.to_thread
 
 from harness.instruction_files.discovery import decode, kind_of
 from harness.instruction_files.models import InstructionSource, InstructionStoreError
+from harness.instruction_files.stores import StoreEvents, StoreRead
 
-__all__ = ["SCHEMA_SQL", "create_schema", "read_agent_row", "source_path"]
+if TYPE_CHECKING:
+    from harness.runtime import ChildSpec
+
+__all__ = ["SCHEMA_SQL", "SqliteInstructionStore", "create_schema", "read_agent_row", "source_path"]
 
 SCHEMA_SQL: str = (
     importlib.resources.files("harness.instruction_files").joinpath("schema.sql").read_text("utf-8")
@@ -39,7 +62,7 @@ SCHEMA_SQL: str = (
 """The ``CREATE TABLE IF NOT EXISTS agent_instructions (...)`` statement harness ships."""
 
 _QUERY = (
-    "SELECT content FROM agent_instructions WHERE project_id = ? AND agent_slug = ? "
+    "SELECT content, updated_at FROM agent_instructions WHERE project_id = ? AND agent_slug = ? "
     "ORDER BY updated_at DESC LIMIT 1"
 )
 
@@ -194,12 +217,12 @@ async def _read_row(database: Path, project_id: str, agent: str, busy_timeout: f
 
 async def read_agent_row(
     database: Path, project_id: str, agent: str, *, busy_timeout: float
-) -> tuple[InstructionSource | None, list[str]]:
-    """The database source for (project_id, agent), or ``None`` when there is no row.
+) -> StoreRead:
+    """The database source for (project_id, agent); ``source`` is ``None`` without a row.
 
-    Returns the source and warnings (``"db:<project>/<agent>: ..."``) for a row whose content
-    was altered (BOM, invalid bytes) or skipped (NULL or whitespace-only). A locked database
-    is waited on for ``busy_timeout`` seconds.
+    The warnings (``"db:<project>/<agent>: ..."``) name a row whose content was altered (BOM,
+    invalid bytes) or skipped (NULL or whitespace-only). A locked database is waited on for
+    ``busy_timeout`` seconds.
     """
     path = source_path(project_id, agent)
     _refuse_special_file(database)
@@ -220,11 +243,11 @@ async def read_agent_row(
         await anyio.sleep(_RETRY_PAUSE)
     await anyio.lowlevel.checkpoint_if_cancelled()  # deliver a cancellation the shield held
     if row is None:
-        return None, []
-    value = row[0]
+        return StoreRead(None)
+    value, updated = row[0], _text(row[1])
     notes: list[str] = []
     if value is None:
-        return None, [f"{path}: skipped: its content is NULL"]
+        return StoreRead(None, (f"{path}: skipped: its content is NULL",), updated)
     if isinstance(value, bytes):  # TEXT or BLOB (sqlite is dynamically typed): decoded as a file
         raw = value
         content, notes = decode(raw)
@@ -232,7 +255,7 @@ async def read_agent_row(
         content = str(value)
         raw = content.encode("utf-8", "surrogatepass")
     if not content.strip():
-        return None, [f"{path}: skipped: empty or whitespace-only"]
+        return StoreRead(None, (f"{path}: skipped: empty or whitespace-only",), updated)
     source = InstructionSource(
         kind="database",
         path=path,
@@ -240,4 +263,56 @@ async def read_agent_row(
         digest=hashlib.sha256(raw).hexdigest(),
         depth=0,
     )
-    return source, [f"{path}: {note}" for note in notes]
+    return StoreRead(source, tuple(f"{path}: {note}" for note in notes), updated)
+
+
+def _text(value: object) -> str | None:
+    """``updated_at`` as text (the connection hands TEXT over as bytes)."""
+    if value is None:
+        return None
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return str(value)
+
+
+class SqliteInstructionStore:
+    """``InstructionStore`` over one SQLite file (opened read-only, one connection per read).
+
+    ``timeout`` is how long a read waits on a locked database (``database_timeout``). The
+    path is made absolute at construction: a later ``chdir`` does not move the database.
+    Nothing is checked until the first read, so a store for a file that does not exist yet
+    can be built (the read then says how to create it).
+    """
+
+    def __init__(self, database: str | os.PathLike[str], *, timeout: float = 5.0) -> None:
+        self._path = Path(database).absolute()
+        self._timeout = timeout
+
+    def __repr__(self) -> str:
+        return f"SqliteInstructionStore({str(self._path)!r})"
+
+    @property
+    def path(self) -> Path:
+        """The absolute path of the SQLite file."""
+        return self._path
+
+    @property
+    def name(self) -> str:
+        return str(self._path)
+
+    @property
+    def cache_rows(self) -> bool:
+        return True  # one process owns the cache; changes arrive through invalidate()
+
+    @property
+    def generation(self) -> int:
+        return 0
+
+    async def read(self, project_id: str, agent: str) -> StoreRead:
+        return await read_agent_row(self._path, project_id, agent, busy_timeout=self._timeout)
+
+    def child_specs(self, events: StoreEvents) -> Sequence[ChildSpec]:
+        return ()
+
+    async def aclose(self) -> None:
+        return None  # no connection outlives a read
