@@ -184,6 +184,7 @@ class AssembledPrompt:
     estimated: bool
     tokenizer_name: str
     _tokenizer: Tokenizer = field(repr=False, compare=False, kw_only=True)
+    manifest_id: str | None = field(default=None, kw_only=True)  # set by a recording Harness
 
     @cached_property
     def digest(self) -> str:

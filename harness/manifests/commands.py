@@ -21,8 +21,6 @@ import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from harness.manifests.diff import display_value
-
 __all__ = ["COMMANDS", "EXIT_DIFFERENT", "add_commands"]
 
 EXIT_DIFFERENT = 1
@@ -83,7 +81,10 @@ def _dump(value: Any) -> str:
     return json.dumps(value, indent=2, ensure_ascii=True) + "\n"
 
 
-_cell = display_value
+def _cell(value: Any) -> str:
+    from harness.manifests.diff import display_value
+
+    return display_value(value)
 
 
 async def _manifests(args: argparse.Namespace) -> int:

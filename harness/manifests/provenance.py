@@ -49,7 +49,7 @@ class Provenance:
         ManifestStore.open(text)  # refuses what it cannot open (URLs) at once; opens nothing
         self.path = Path(text).absolute()  # a later chdir must not move it
         self._store: ManifestStore | None = None
-        self._recorder: Recorder | None = None
+        self._recorder = Recorder(None)  # one actor for the Harness's life; the store at open
 
     @property
     def store(self) -> ManifestStore | None:
@@ -59,18 +59,17 @@ class Provenance:
     async def open(self) -> ManifestStore:
         """Open the store, creating its file if missing (``ManifestStoreError`` if it cannot)."""
         store = await ManifestStore.open(self.path, create=True)
-        self._store, self._recorder = store, Recorder(store)
+        self._store = self._recorder.store = store
         return store
 
     def child_spec(self) -> ChildSpec:
-        """The recorder's spec, for the Harness tree (after ``open``)."""
-        if self._recorder is None:
-            raise RuntimeError("Provenance.open() must run before child_spec()")
+        """The recorder's spec, for the Harness tree (started after ``open``)."""
         spec: ChildSpec = self._recorder.child_spec("manifest_recorder")
         return spec
 
     async def close(self) -> None:
-        store, self._store, self._recorder = self._store, None, None
+        store, self._store = self._store, None
+        self._recorder.store = None
         if store is not None:
             await store.close()
 
@@ -85,12 +84,6 @@ class Provenance:
         tokenizer_spec: str | None,
     ) -> str:
         """Record ``prompt`` durably and return its manifest id."""
-        recorder = self._recorder
-        if recorder is None:
-            raise ManifestStoreError(
-                f"manifest store {str(self.path)!r} is not open: build inside "
-                "`async with Harness(...)`"
-            )
         record = ManifestRecord.of(
             prompt,
             workspace=workspace,
@@ -99,5 +92,5 @@ class Provenance:
             requested_at=requested_at,
             tokenizer_spec=tokenizer_spec,
         )
-        await recorder.record(record)
+        await self._recorder.record(record)
         return record.manifest_id

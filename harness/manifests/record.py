@@ -25,13 +25,12 @@ once however many builds use them. Building a record is pure apart from the id's
 
 from __future__ import annotations
 
-import functools
-import importlib.metadata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from harness._version import __version__
 from harness.manifests.ids import new_manifest_id
 from harness.manifests.inputs import layer_inputs, unit_texts
 from harness.prompt_assembler import AssembledPrompt
@@ -54,13 +53,9 @@ CONTEXT_FIELDS: tuple[str, ...] = (
 """The build's context, beside the assembler's fields, in every recorded manifest."""
 
 
-@functools.cache
 def harness_version() -> str:
-    """The version of the installed harness (``unknown`` when it is not installed); read once."""
-    try:
-        return importlib.metadata.version("harness")
-    except importlib.metadata.PackageNotFoundError:
-        return "unknown"
+    """The version of harness that records (``harness.__version__``)."""
+    return __version__
 
 
 @dataclass(frozen=True, slots=True)

@@ -68,7 +68,8 @@ class Recorder(Actor):
 
     mailbox_size = 4096
 
-    def __init__(self, store: ManifestStore, *, enqueue_timeout: float = 30.0) -> None:
+    def __init__(self, store: ManifestStore | None, *, enqueue_timeout: float = 30.0) -> None:
+        """``store`` may be given later (``recorder.store = ...``), before the first record."""
         super().__init__()
         self.store = store
         self.enqueue_timeout = enqueue_timeout
@@ -86,6 +87,8 @@ class Recorder(Actor):
 
     async def record(self, record: ManifestRecord) -> None:
         """Record ``record`` durably; ``ManifestStoreError`` when it cannot be recorded."""
+        if self.store is None:
+            raise self._not_running("it has no store")
         waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         pending = _Pending(record, waiter)
         try:
@@ -101,15 +104,23 @@ class Recorder(Actor):
                 await waiter
                 return
             raise ManifestStoreError(
-                f"the manifest recorder for {str(self.store.path)!r} did not take the record "
+                f"the manifest recorder for {self._where()} did not take the record "
                 f"within {self.enqueue_timeout:g}s (the store is too slow or stuck): check "
                 "the disk holding it"
             ) from exc
         await waiter
 
+    def _store(self) -> ManifestStore:
+        if self.store is None:
+            raise ManifestStoreError("the manifest recorder has no store: give it one first")
+        return self.store
+
+    def _where(self) -> str:
+        return repr(str(self.store.path)) if self.store is not None else "(no store yet)"
+
     def _not_running(self, why: str) -> ManifestStoreError:
         return ManifestStoreError(
-            f"the manifest recorder for {str(self.store.path)!r} is not running ({why}): "
+            f"the manifest recorder for {self._where()} is not running ({why}): "
             "build inside `async with Harness(...)`; if it keeps failing, check the logs for "
             "recorder crashes"
         )
@@ -130,7 +141,7 @@ class Recorder(Actor):
             return
         self._inflight = batch
         try:
-            await self.store.record(*(item.record for item in batch))
+            await self._store().record(*(item.record for item in batch))
         except ManifestStoreError as exc:
             if len(batch) == 1:
                 self._inflight = []
@@ -150,7 +161,7 @@ class Recorder(Actor):
         while batch:
             item = batch[0]
             try:
-                await self.store.record(item.record)
+                await self._store().record(item.record)
             except ManifestStoreError as exc:
                 error: ManifestStoreError | None = exc
             else:
@@ -173,7 +184,7 @@ class Recorder(Actor):
             extra={"event": "recorder_drain"},
         )
         try:
-            await self.store.record(*(item.record for item in pending))
+            await self._store().record(*(item.record for item in pending))
         except ManifestStoreError:
             await self._one_by_one(pending)
         else:
@@ -184,7 +195,7 @@ class Recorder(Actor):
                 _resolve(
                     item,
                     ManifestStoreError(
-                        f"the manifest recorder for {str(self.store.path)!r} stopped before "
+                        f"the manifest recorder for {self._where()} stopped before "
                         "this build was recorded (its shutdown timeout cut the drain short)"
                     ),
                 )
