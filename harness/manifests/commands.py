@@ -31,7 +31,7 @@ def add_commands(commands: Any) -> None:
     listing = commands.add_parser(
         "manifests",
         help="list the builds recorded in a manifest store, newest first",
-        description="List recorded builds, newest first (see `harness debug --record`).",
+        description="List the builds recorded in the store PATH, newest first.",
     )
     listing.add_argument("store", metavar="PATH", help="the manifest store (SQLite file)")
     listing.add_argument("--agent", metavar="SLUG", help="only this agent's builds")
