@@ -18,6 +18,7 @@ never share an id, however many run at once, and ids of different processes coll
 
 from __future__ import annotations
 
+import base64
 import os
 import re
 import threading
@@ -32,12 +33,14 @@ _last = 0  # the previous id's 128-bit value (time << 80 | random)
 _PATTERN = re.compile(r"[0-7][0-9A-HJKMNP-TV-Z]{25}")
 
 
+_FROM_RFC4648 = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", _ALPHABET)
+
+
 def _encode(value: int) -> str:
-    chars = []
-    for _ in range(26):
-        chars.append(_ALPHABET[value & 31])
-        value >>= 5
-    return "".join(reversed(chars))
+    """26 Crockford base32 characters for a 128-bit value (through the C base32 encoder: 160
+    bits give 32 characters, the first 6 of which are always zero)."""
+    text = base64.b32encode(value.to_bytes(20, "big")).decode("ascii")
+    return text[6:].translate(_FROM_RFC4648)
 
 
 def new_manifest_id() -> str:
