@@ -8,13 +8,25 @@ Cases (same payload, same number of calls for each side):
 * ``async x10``: the same chain with ``async def`` handlers, for comparison (same pluggy peer).
 * ``sync x10 + match``: 10 sync handlers with ``match="Bash|Edit"`` (all match), for comparison.
 
-Usage: ``python benchmarks/hooks.py [--quick]``. Timings are best-of-N rounds, per call.
+* ``command hook 'true'``: a settings-loaded command hook running ``true`` through
+  ``Hooks.run`` (spawn in its own process group, JSON on stdin, both pipes read, reaped)
+  against ``subprocess.run(["/bin/sh", "-c", "true"])``, in the same run. Target ratio <= 1.3.
+
+``--before CHECKOUT`` adds a column: the same chains built with the ``Hooks`` of another
+checkout of harness (e.g. ``--before /work/main`` for the code before a change), loaded from its
+``harness/hooks/hooks.py`` and timed in the same run.
+
+Usage: ``python benchmarks/hooks.py [--quick] [--before CHECKOUT]``. Timings are best-of-N
+rounds, per call.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -24,7 +36,7 @@ import pluggy
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from harness.hooks import Hooks
+from harness.hooks import Hooks, load_hook_settings
 
 HANDLERS = 10
 PAYLOAD: dict[str, Any] = {"tool_name": "Bash", "tool_input": {"command": "ls -la"}}
@@ -65,8 +77,19 @@ async def async_handler(payload: dict[str, Any]) -> None:
     return None
 
 
-def build_hooks(handler: Any, match: str | None = None) -> Hooks:
-    hooks = Hooks()
+def load_before(checkout: str) -> Any:
+    """The ``Hooks`` class of another checkout (its hooks module imports only anyio)."""
+    path = Path(checkout) / "harness" / "hooks" / "hooks.py"
+    spec = importlib.util.spec_from_file_location("before_hooks", path)
+    assert spec is not None and spec.loader is not None, path
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["before_hooks"] = module
+    spec.loader.exec_module(module)
+    return module.Hooks
+
+
+def build_hooks(handler: Any, match: str | None = None, hooks_class: Any = Hooks) -> Any:
+    hooks = hooks_class()
     for i in range(HANDLERS):
         hooks = hooks.register("pre_tool_use", handler, name=f"h{i}", match=match)
     return hooks
@@ -84,7 +107,7 @@ def time_pluggy(pm: pluggy.PluginManager, calls: int, rounds: int) -> float:
     return best
 
 
-async def time_hooks(hooks: Hooks, calls: int, rounds: int) -> float:
+async def time_hooks(hooks: Any, calls: int, rounds: int) -> float:
     run = hooks.run
     payload = PAYLOAD
     best = float("inf")
@@ -96,44 +119,87 @@ async def time_hooks(hooks: Hooks, calls: int, rounds: int) -> float:
     return best
 
 
-async def main_async(calls: int, rounds: int) -> list[tuple[str, float, float]]:
+async def main_async(
+    calls: int, rounds: int, before: Any | None
+) -> list[tuple[str, float, float, float | None]]:
     pm = pluggy_manager()
     assert pm.hook.pre_tool_use(payload=PAYLOAD) == []
     cases = [
-        ("sync x10 (all continue)", build_hooks(sync_handler)),
-        ("async x10 (all continue)", build_hooks(async_handler)),
-        ("sync x10, match='Bash|Edit'", build_hooks(sync_handler, "Bash|Edit")),
+        ("sync x10 (all continue)", sync_handler, None),
+        ("async x10 (all continue)", async_handler, None),
+        ("sync x10, match='Bash|Edit'", sync_handler, "Bash|Edit"),
     ]
-    rows: list[tuple[str, float, float]] = []
-    for label, hooks in cases:
-        outcome = await hooks.run("pre_tool_use", PAYLOAD)
-        assert not outcome.halted and len(outcome.ran) == HANDLERS
-        # Warm up both sides, then interleave so machine noise hits both alike.
+    rows: list[tuple[str, float, float, float | None]] = []
+    for label, handler, match in cases:
+        hooks = build_hooks(handler, match)
+        old = None if before is None else build_hooks(handler, match, before)
+        for chain in (hooks, old):
+            if chain is not None:
+                outcome = await chain.run("pre_tool_use", PAYLOAD)
+                assert not outcome.halted and len(outcome.ran) == HANDLERS
+        # Warm up every side, then interleave so machine noise hits all alike.
         time_pluggy(pm, calls // 10, 1)
         await time_hooks(hooks, calls // 10, 1)
         peer = time_pluggy(pm, calls, rounds)
         ours = await time_hooks(hooks, calls, rounds)
-        rows.append((label, ours, peer))
+        then = None if old is None else await time_hooks(old, calls, rounds)
+        rows.append((label, ours, peer, then))
     return rows
+
+
+async def time_command_hook(spawns: int, rounds: int) -> tuple[float, float]:
+    """(ours, peer) ns per spawn: a ``true`` command hook vs ``subprocess.run`` of it."""
+    with tempfile.TemporaryDirectory() as cwd:
+        group = {"matcher": "Bash", "hooks": [{"type": "command", "command": "true"}]}
+        hooks = load_hook_settings({"PreToolUse": [group]}, cwd=cwd).hooks
+        outcome = await hooks.run("pre_tool_use", PAYLOAD)
+        assert not outcome.halted and outcome.ran == ("true",), outcome
+        ours = peer = float("inf")
+        for _ in range(rounds):  # interleaved, so machine noise hits both alike
+            start = time.perf_counter_ns()
+            for _ in range(spawns):
+                subprocess.run(["/bin/sh", "-c", "true"], check=True)  # noqa: ASYNC221 (the peer)
+            peer = min(peer, (time.perf_counter_ns() - start) / spawns)
+            start = time.perf_counter_ns()
+            for _ in range(spawns):
+                await hooks.run("pre_tool_use", PAYLOAD)
+            ours = min(ours, (time.perf_counter_ns() - start) / spawns)
+    return ours, peer
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small, fast run")
+    parser.add_argument("--before", metavar="CHECKOUT", help="also time another checkout")
     args = parser.parse_args(argv)
     calls, rounds = (5_000, 3) if args.quick else (50_000, 7)
+    before = None if args.before is None else load_before(args.before)
 
-    rows = anyio.run(main_async, calls, rounds)
+    rows = anyio.run(main_async, calls, rounds, before)
     print(
         f"Hooks.run vs pluggy {pluggy.__version__}: {HANDLERS} handlers, {calls} calls, "
         f"best of {rounds} rounds, ns per call"
     )
     header = f"{'case':<30} {'harness ns':>11} {'pluggy ns':>10} {'ratio':>6}"
+    if before is not None:
+        header += f" {'before ns':>10} {'now/before':>10}"
     print(header)
     print("-" * len(header))
-    for label, ours, peer in rows:
-        print(f"{label:<30} {ours:>11.0f} {peer:>10.0f} {ours / peer:>6.2f}")
+    for label, ours, peer, then in rows:
+        line = f"{label:<30} {ours:>11.0f} {peer:>10.0f} {ours / peer:>6.2f}"
+        if then is not None:
+            line += f" {then:>10.0f} {ours / then:>10.2f}"
+        print(line)
     print("ratio = harness / pluggy; target for 'sync x10 (all continue)': <= 1.00")
+    spawns = 20 if args.quick else 100
+    ours, peer = anyio.run(time_command_hook, spawns, rounds)
+    print(
+        f"\ncommand hook 'true' via Hooks.run: {ours / 1000:.0f} us per run; "
+        f"subprocess.run(['/bin/sh', '-c', 'true']): {peer / 1000:.0f} us; "
+        f"ratio {ours / peer:.2f} (target <= 1.30; best of {rounds} rounds of {spawns})"
+    )
+    if before is not None:
+        print("now/before: this checkout / the --before one; target for the match row: <= 0.50")
     return 0
 
 

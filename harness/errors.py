@@ -22,6 +22,7 @@ __all__ = [
     "ConfigError",
     "HarnessError",
     "StateError",
+    "describe",
     "single_cause",
 ]
 
@@ -52,3 +53,17 @@ def single_cause(exc: BaseException) -> BaseException:
     while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
         exc = exc.exceptions[0]
     return exc
+
+
+def describe(reason: object) -> str:
+    """Render an error (or any exit reason) for a message or a log line: ``Type(text)``.
+
+    The one renderer shared by the runtime (exit reasons) and the hooks (a halt's reason)::
+
+        >>> describe(RuntimeError("boom")), describe(ValueError()), describe("normal")
+        ('RuntimeError(boom)', 'ValueError', 'normal')
+    """
+    if isinstance(reason, BaseException):
+        text = str(reason)
+        return f"{type(reason).__name__}({text})" if text else type(reason).__name__
+    return str(reason)

@@ -2,27 +2,46 @@
 
 The default is a deterministic estimate (UTF-8 bytes / 4, rounded up) that needs no data files;
 an exact BPE tokenizer (tiktoken) can be swapped in without touching the assembler. Every count
-says whether it is an estimate, so reports never pass a guess off as a measurement.
+says whether it is an estimate, so reports never pass a guess off as a measurement::
+
+    from harness.tokenizer import ApproximateTokenizer
+
+    assert ApproximateTokenizer().count("hello world") == 3  # ceil(11 bytes / 4)
+
+Design notes: ``TiktokenTokenizer`` counts through tiktoken's native id buffer rather than a
+Python list, so counting megabytes in a worker thread never holds the GIL for long (an event
+loop beside it keeps its pace; ``benchmarks/stall.py`` measures it), and truncation turns only
+the kept prefix into ids. Encodings are loaded by :mod:`harness.encodings`.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
 import os
+import re
+import struct
 import threading
-from collections.abc import Callable, Iterable, Mapping
-from pathlib import Path
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Protocol, Self, TypeAlias, runtime_checkable
 
 import cachetools
 
-from harness.errors import HarnessError
+from harness.encodings import (
+    SPLITTABLE_PATTERNS,
+    TokenizerLoadError,
+    load_encoding,
+    looks_like_path,
+)
 
 if TYPE_CHECKING:  # tiktoken is imported only when a TiktokenTokenizer is built (fast startup)
     import tiktoken
 
-__all__ = ["ApproximateTokenizer", "TiktokenTokenizer", "Tokenizer"]
+__all__ = [
+    "ApproximateTokenizer",
+    "TiktokenTokenizer",
+    "Tokenizer",
+    "TokenizerLoadError",
+    "looks_like_path",
+]
 
 
 @runtime_checkable
@@ -138,140 +157,79 @@ class ApproximateTokenizer:
         return self
 
 
-# Split patterns and special tokens of the public encodings, copied from
-# tiktoken_ext/openai_public.py. Calling those constructors would download the rank files, so a
-# local ``<stem>.tiktoken`` file takes its pattern and special tokens from here instead.
-_ENDOFTEXT = "<|endoftext|>"
-_FIM_PREFIX = "<|fim_prefix|>"
-_FIM_MIDDLE = "<|fim_middle|>"
-_FIM_SUFFIX = "<|fim_suffix|>"
-_ENDOFPROMPT = "<|endofprompt|>"
-
-_R50K_PAT = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s"""
-_CL100K_PAT = (
-    r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+"""
-    r"""|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
+_DECODE_SLICE = 16_384
+_NO_SPECIAL: frozenset[str] = frozenset()
+_PIECE_CHARS = 65_536
+_BOUNDARY_WINDOW = 4_096
+# Where every split pattern of SPLITTABLE_PATTERNS splits text anyway: just after a letter
+# (ASCII, or a CJK ideograph of Unicode 1.1, so no Unicode-version skew between Python and
+# tiktoken can matter) and before an ASCII character that is no letter and no apostrophe, or
+# an ideographic comma or full stop. No match of those patterns holds a letter and such a
+# character after it (letters are followed only by letters, marks or an apostrophe
+# contraction), and none looks behind, so the ids of the two sides are the ids of the whole.
+_BOUNDARY = re.compile(
+    "[A-Za-z\u4e00-\u9fa5](?=[\x00-\x26\x28-\x40\x5b-\x60\x7b-\x7f\u3001\u3002\uff0c])"
 )
-_O200K_PAT = "|".join(
-    [
-        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
-        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
-        r"""\p{N}{1,3}""",
-        r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
-        r"""\s*[\r\n]+""",
-        r"""\s+(?!\S)""",
-        r"""\s+""",
-    ]
-)
-_O200K_SPECIAL = {_ENDOFTEXT: 199999, _ENDOFPROMPT: 200018}
-_O200K_HARMONY_SPECIAL = {
-    **_O200K_SPECIAL,
-    "<|startoftext|>": 199998,
-    "<|endoftext|>": 199999,
-    "<|reserved_200000|>": 200000,
-    "<|reserved_200001|>": 200001,
-    "<|return|>": 200002,
-    "<|constrain|>": 200003,
-    "<|reserved_200004|>": 200004,
-    "<|channel|>": 200005,
-    "<|start|>": 200006,
-    "<|end|>": 200007,
-    "<|message|>": 200008,
-    "<|reserved_200009|>": 200009,
-    "<|reserved_200010|>": 200010,
-    "<|reserved_200011|>": 200011,
-    "<|call|>": 200012,
-} | {f"<|reserved_{i}|>": i for i in range(200013, 201088)}
-
-_KNOWN_ENCODINGS: Mapping[str, tuple[str, Mapping[str, int]]] = {
-    "gpt2": (_R50K_PAT, {_ENDOFTEXT: 50256}),
-    "r50k_base": (_R50K_PAT, {_ENDOFTEXT: 50256}),
-    "p50k_base": (_R50K_PAT, {_ENDOFTEXT: 50256}),
-    "p50k_edit": (
-        _R50K_PAT,
-        {_ENDOFTEXT: 50256, _FIM_PREFIX: 50281, _FIM_MIDDLE: 50282, _FIM_SUFFIX: 50283},
-    ),
-    "cl100k_base": (
-        _CL100K_PAT,
-        {
-            _ENDOFTEXT: 100257,
-            _FIM_PREFIX: 100258,
-            _FIM_MIDDLE: 100259,
-            _FIM_SUFFIX: 100260,
-            _ENDOFPROMPT: 100276,
-        },
-    ),
-    "o200k_base": (_O200K_PAT, _O200K_SPECIAL),
-    "o200k_harmony": (_O200K_PAT, _O200K_HARMONY_SPECIAL),
-}
 
 
-class TokenizerLoadError(HarnessError, ValueError):
-    """An encoding could not be loaded; raised at construction, never a silent fallback."""
+def _pieces(text: str, size: int | None) -> Iterator[tuple[int, int]]:
+    """``(start, end)`` of consecutive pieces of ``text`` of about ``size`` characters.
+
+    Cut only at a ``_BOUNDARY``, searched for in windows so that a text without one (a long
+    run of digits, say) is scanned in short steps and simply stays in one larger piece.
+    """
+    start, length = 0, len(text)
+    while size is not None and length - start > size:
+        probe, end = start + size, length
+        while probe < length:
+            found = _BOUNDARY.search(text, probe, min(length, probe + _BOUNDARY_WINDOW + 1))
+            if found is not None:
+                end = found.end()
+                break
+            probe += _BOUNDARY_WINDOW
+        yield start, end
+        start = end
+    if start < length:
+        yield start, length
 
 
-def looks_like_path(value: str) -> bool:
-    """Whether a tiktoken reference names a rank file rather than an encoding."""
-    return value.endswith(".tiktoken") or "/" in value or os.sep in value
+def _ordinary_ids(encoding: tiktoken.Encoding) -> Callable[[str], Sequence[int]]:
+    """``encoding.encode_ordinary`` without the Python list of ids, where tiktoken allows it.
 
-
-def _load_rank_file(path: Path) -> tiktoken.Encoding:
-    stem = path.name.removesuffix(".tiktoken")
-    known = _KNOWN_ENCODINGS.get(stem)
-    if known is None:
-        raise TokenizerLoadError(
-            f"cannot tell which encoding the rank file {str(path)!r} holds: its stem {stem!r} "
-            f"is none of {sorted(_KNOWN_ENCODINGS)}. Name the file after its encoding "
-            "(e.g. cl100k_base.tiktoken) or build a tiktoken.Encoding yourself and pass it in."
-        )
-    if not path.is_file():
-        raise TokenizerLoadError(f"tiktoken rank file not found: {str(path)!r}")
-    pat_str, special_tokens = known
+    tiktoken releases the GIL while it encodes, but building a list of a million ints holds
+    it for tens of milliseconds: an event loop beside a worker thread that counts a few MB
+    stalls that long. ``encode_to_tiktoken_buffer`` returns the ids in a native buffer instead
+    (an O(1) object). With no special token allowed it treats every special-token string as
+    plain text, exactly as ``encode_ordinary`` does (``Encoding.encode_to_numpy`` calls it the
+    same way). The buffer misreports its shape (its byte length as its item count), so it is
+    viewed through its byte length only (``cast("B").cast("I")``: ``nbytes // 4`` ids) and is
+    never iterated as it presents itself. An ``Encoding`` subclass that overrides
+    ``encode_ordinary``, or a tiktoken without the buffer, keeps ``encode_ordinary``.
+    """
     import tiktoken
 
-    try:
-        ranks = _parse_ranks(path.read_bytes(), special_tokens.values())
-        return tiktoken.Encoding(
-            name=stem, pat_str=pat_str, mergeable_ranks=ranks, special_tokens=dict(special_tokens)
-        )
-    except (OSError, ValueError, OverflowError) as exc:  # unreadable or corrupt: say so, now
-        raise TokenizerLoadError(f"cannot load tiktoken rank file {str(path)!r}: {exc}") from exc
+    core = getattr(encoding, "_core_bpe", None)
+    to_buffer = getattr(core, "encode_to_tiktoken_buffer", None)
+    if (
+        to_buffer is None
+        or type(encoding).encode_ordinary is not tiktoken.Encoding.encode_ordinary
+        or struct.calcsize("I") != 4
+    ):
+        return encoding.encode_ordinary
 
-
-def _parse_ranks(data: bytes, special: Iterable[int] = ()) -> dict[bytes, int]:
-    """A ``.tiktoken`` file: one ``<base64 token> <rank>`` per line.
-
-    Parsed here rather than with ``tiktoken.load.load_tiktoken_bpe``, which also writes a copy
-    of the file into a shared temporary cache directory on every load. Checked here too: what
-    tiktoken's Rust core would otherwise only meet later, with a panic (not an ``Exception``)
-    at construction or in the middle of a count, is refused now with the line at fault.
-    """
-    ranks: dict[bytes, int] = {}
-    seen: dict[int, int] = {}  # rank -> line
-    for number, line in enumerate(data.splitlines(), start=1):
-        if not line:
-            continue
+    def ids(text: str) -> Sequence[int]:
         try:
-            token, rank_text = line.split()
-            piece, rank = base64.b64decode(token, validate=True), int(rank_text)
-        except (ValueError, binascii.Error) as exc:
-            raise ValueError(f"line {number} is not '<base64 token> <rank>' ({exc})") from None
-        if not 0 <= rank < 2**32:
-            raise ValueError(f"line {number}: rank {rank} is outside 0..2**32-1")
-        if piece in ranks:
-            raise ValueError(f"line {number}: token {token!r} appears twice")
-        if rank in seen:
-            raise ValueError(f"line {number}: rank {rank} is already used on line {seen[rank]}")
-        ranks[piece], seen[rank] = rank, number
-    if not ranks:
-        raise ValueError("it holds no ranks")
-    missing = [byte for byte in range(256) if bytes((byte,)) not in ranks]
-    if missing:  # every text must be encodable byte by byte
-        raise ValueError(f"{len(missing)} of the 256 single-byte tokens are missing")
-    clashes = sorted(set(special) & set(seen))
-    if clashes:
-        raise ValueError(f"rank {clashes[0]} is also a special token's")
-    return ranks
+            buffer = to_buffer(text, _NO_SPECIAL)
+        except UnicodeEncodeError:  # lone surrogates: the same repair as encode_ordinary's
+            text = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+            buffer = to_buffer(text, _NO_SPECIAL)
+        return memoryview(buffer).cast("B").cast("I")
+
+    return ids
+
+
+def _as_list(ids: Sequence[int]) -> list[int]:
+    return ids.tolist() if isinstance(ids, memoryview) else list(ids)
 
 
 def _cache_weight(text: str) -> int:
@@ -284,6 +242,10 @@ def _entry_weight(entry: tuple[int, int]) -> int:
 
 class TiktokenTokenizer:
     """Exact counts from a tiktoken BPE encoding, memoised in a bounded LRU cache.
+
+    Long texts are encoded in pieces of about 64 K characters, cut where the encoding's split
+    pattern splits anyway (for the public patterns; any other pattern is encoded whole), so
+    the GIL is held only briefly at a time and a truncation encodes only as far as it keeps.
 
     ``encoding`` is an encoding name (``tiktoken.get_encoding``; may need the network the first
     time), a path to a local ``<stem>.tiktoken`` rank file (read once here; no network, no copy
@@ -301,32 +263,12 @@ class TiktokenTokenizer:
     ) -> None:
         if cache_chars < 0:
             raise ValueError(f"cache_chars must be >= 0, got {cache_chars}")
-        import tiktoken
-
-        enc: tiktoken.Encoding
-        if isinstance(encoding, tiktoken.Encoding):
-            enc = encoding
-        elif isinstance(encoding, os.PathLike):
-            enc = _load_rank_file(Path(encoding))
-        elif isinstance(encoding, str):
-            if looks_like_path(encoding):
-                enc = _load_rank_file(Path(encoding))
-            else:
-                try:
-                    enc = tiktoken.get_encoding(encoding)
-                except Exception as exc:
-                    raise TokenizerLoadError(
-                        f"cannot load tiktoken encoding {encoding!r}: {exc}. Pass a local "
-                        "'<name>.tiktoken' rank file path or a tiktoken.Encoding to work offline."
-                    ) from exc
-        else:
-            raise TypeError(
-                "encoding must be an encoding name, a path to a .tiktoken file or a "
-                f"tiktoken.Encoding, got {type(encoding).__name__}"
-            )
+        enc = load_encoding(encoding)
         self.encoding = enc
         self.name = f"tiktoken:{enc.name}"
-        self._encode = enc.encode_ordinary
+        self._ids = _ordinary_ids(enc)
+        splittable = getattr(enc, "_pat_str", None) in SPLITTABLE_PATTERNS
+        self._piece_chars: int | None = _PIECE_CHARS if splittable else None
         # Bounded by total characters held, so a few huge texts cannot pin unbounded memory.
         # Entries are (count, weight): cachetools weighs values, and the weight is the key's.
         self._cache: cachetools.LRUCache[str, tuple[int, int]] = cachetools.LRUCache(
@@ -373,15 +315,17 @@ class TiktokenTokenizer:
                 return self._cache[text][0]
         except KeyError:
             pass
-        n = len(self._encode(text))
+        ids = self._ids
+        n = sum(len(ids(text[a:b])) for a, b in _pieces(text, self._piece_chars))
         self._remember(text, n)
         return n
 
     def truncate(self, text: str, max_tokens: int) -> str:
         """A prefix of ``text`` with ``count <= max_tokens``, within a few tokens of it.
 
-        Encodes ``text`` once, decodes a token prefix (dropping a code point split at the
-        boundary) and verifies the candidate with one encode of the (shorter) prefix.
+        Encodes ``text`` piece by piece (into buffers, not lists) up to the piece where the
+        budget runs out, turns only that piece's kept ids into a list, decodes them (dropping a
+        code point split at the boundary) and verifies the candidate with one encode of it.
         """
         _check_text(text)
         _check_max_tokens(max_tokens)
@@ -402,10 +346,18 @@ class TiktokenTokenizer:
         return prefix
 
     def _truncate_uncached(self, text: str, max_tokens: int) -> str:
-        tokens = self._encode(text)
-        self._remember(text, len(tokens))
-        if len(tokens) <= max_tokens:
-            return text
+        left = max_tokens
+        for start, end in _pieces(text, self._piece_chars):
+            piece = text[start:end]  # the text itself (no copy) when it is one piece
+            tokens = self._ids(piece)
+            if len(tokens) > left:  # the cut falls in this piece; what follows is not encoded
+                return text[: start + len(self._cut(piece, tokens, left))]
+            left -= len(tokens)
+        self._remember(text, max_tokens - left)
+        return text
+
+    def _cut(self, text: str, tokens: Sequence[int], max_tokens: int) -> str:
+        """A prefix of ``text`` (whose ids are ``tokens``) with at most ``max_tokens`` ids."""
         keep = max_tokens
         for _ in range(8):
             candidate = self._decode_prefix(tokens, keep)
@@ -417,11 +369,19 @@ class TiktokenTokenizer:
             keep = max(0, keep - (n - max_tokens))
         return self._truncate_slow(text, max_tokens)
 
-    def _decode_prefix(self, tokens: list[int], keep: int) -> str:
-        """Text of the first ``keep`` tokens, minus a partial code point at the end."""
+    def _decode_prefix(self, tokens: Sequence[int], keep: int) -> str:
+        """Text of the first ``keep`` tokens, minus a partial code point at the end.
+
+        Decoded in slices of ``_DECODE_SLICE`` ids: each list is built (holding the GIL) in a
+        fraction of a millisecond, and tiktoken decodes with the GIL released.
+        """
         if keep <= 0:
             return ""
-        data = self.encoding.decode_bytes(tokens[:keep])
+        decode = self.encoding.decode_bytes
+        data = b"".join(
+            decode(_as_list(tokens[start : min(keep, start + _DECODE_SLICE)]))
+            for start in range(0, keep, _DECODE_SLICE)
+        )
         # A token boundary can fall inside a multi-byte character: drop the incomplete tail.
         return data.decode("utf-8", "ignore")
 

@@ -6,25 +6,66 @@ by any number of concurrent runs without locks. ``run`` is the hot path of every
 the per-phase chains are precomputed at register time and sync handlers without a timeout are
 plain function calls: no task, no cancel scope, no clock read.
 
-Failure policy (the reason this module exists): a handler that raises, or runs past its
-timeout, *halts* the chain -- a guard that crashed must never read as "allowed". Cancellation
-from outside is not a handler failure and always propagates.
+Failure policy (the reason this module exists): a handler that raises, runs past its timeout
+or returns something that is no verdict *halts* the chain -- a guard that crashed must never
+read as "allowed". Cancellation from outside is not a handler failure and always propagates
+(``harness.hooks.cancellation``).
+
+Example::
+
+    import anyio
+    from harness.hooks import Halt, Hooks
+
+    def no_rm(payload):
+        return Halt("no rm") if "rm " in payload["tool_input"]["command"] else None
+
+    hooks = Hooks().register("pre_tool_use", no_rm, match="Bash")
+    payload = {"tool_name": "Bash", "tool_input": {"command": "rm x"}}
+    outcome = anyio.run(hooks.run, "pre_tool_use", payload)
+    assert outcome.halted and outcome.halted_by == "no_rm"
+
+Speed: a chain of sync handlers without timeouts (the common case) runs on a fast path: the
+handlers matching a tool name are selected once per name and memoised on the chain (bounded),
+``tool_name`` is read once per run (again only after a rewrite), and the outcome is built
+without the frozen dataclass's ``__init__``.
 """
 
 from __future__ import annotations
 
-import asyncio
-import functools
 import inspect
-import math
-from collections.abc import Callable, Mapping
+import re
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Final, TypeAlias
 
 import anyio
-import anyio.lowlevel
 
-from harness.errors import HarnessError
+from harness.errors import describe
+from harness.hooks.cancellation import (
+    cancel_state,
+    finish_pending,
+    propagate_outside_cancellation,
+    run_finished,
+    run_started,
+    scope_cancelled,
+)
+from harness.hooks.errors import (
+    CommandHookError,
+    HookResultError,
+    HookTimeoutError,
+    HookTypeError,
+    HookValueError,
+)
+from harness.hooks.matching import Matcher, matches, parse_match, tool_name
+from harness.hooks.registration import (
+    PHASES,
+    check_name,
+    check_phase,
+    check_timeout,
+    default_name,
+    is_async,
+    unknown_phase,
+)
 
 __all__ = [
     "PHASES",
@@ -36,20 +77,20 @@ __all__ = [
     "Hooks",
 ]
 
-PHASES: Final[tuple[str, ...]] = ("pre_tool_use", "post_tool_use", "session_start", "session_end")
 
 HookHandler: TypeAlias = Callable[[Any], object]
 """A handler: ``handler(payload)`` returns ``None``, a new payload or a ``Halt``, or an awaitable
 resolving to one of those (``async def``, an object with an async ``__call__``, a
 ``functools.partial`` of an async function, or a sync function returning an awaitable)."""
 
-# Characters that make a matcher look like a glob or a regex. Matching is exact, so "Edit*" or
-# "mcp__.*" would silently never match; refusing them at register time makes the mistake loud.
-_PATTERN_CHARS: Final = frozenset("*?[](){}^$+\\")
-
-# One precomputed chain entry: (name, handler, tool names or None for all, timeout or None,
-# handler is known to be a coroutine function). Plain tuples unpack faster than attribute reads.
-_Entry: TypeAlias = tuple[str, HookHandler, frozenset[str] | None, float | None, bool]
+# One precomputed chain entry: (name, handler, matcher, timeout or None, handler is known to be
+# a coroutine function). Plain tuples unpack faster than attribute reads.
+_Entry: TypeAlias = tuple[str, HookHandler, Matcher, float | None, bool]
+# What a fast chain runs for one tool name: (handlers, their names, their indexes in the chain).
+_Selection: TypeAlias = tuple[tuple[HookHandler, ...], tuple[str, ...], tuple[int, ...]]
+_MEMO_LIMIT: Final = 256  # tool names memoised per chain; others are selected on every run
+# Results that are errors rather than verdicts, reported as such (never "raised").
+_SELF_DESCRIBING: Final = (HookTimeoutError, HookResultError, CommandHookError)
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,25 +101,12 @@ class Halt:
 
     def __post_init__(self) -> None:
         if not isinstance(self.reason, str):
-            raise TypeError(f"Halt reason must be a str, got {type(self.reason).__name__}")
+            raise HookTypeError(f"Halt reason must be a str, got {type(self.reason).__name__}")
         if not self.reason.strip():
-            raise ValueError(
+            raise HookValueError(
                 "Halt needs a non-empty reason: say why the tool was stopped, "
                 "e.g. Halt('rm -rf is not allowed')"
             )
-
-
-class HookTimeoutError(HarnessError, TimeoutError):
-    """Stored in ``HookOutcome.error`` when a handler ran past its own ``timeout``.
-
-    A distinct type so callers can tell "the guard was too slow" from a ``TimeoutError`` the
-    handler raised itself.
-    """
-
-    def __init__(self, handler_name: str, timeout: float) -> None:
-        super().__init__(f"handler {handler_name!r} ran past its timeout of {timeout:g}s")
-        self.handler_name = handler_name
-        self.timeout = timeout
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +123,37 @@ class HookOutcome:
     error: BaseException | None
 
 
+class _OutcomeBuilder:
+    """Builds a ``HookOutcome`` at a third of the cost of its ``__init__``.
+
+    The frozen dataclass's ``__init__`` goes through ``object.__setattr__`` once per field.
+    This class has the very same slots, so it sets them plainly and then becomes a
+    ``HookOutcome`` (``__class__`` assignment between classes of identical layout).
+    """
+
+    __slots__ = HookOutcome.__slots__
+
+    def __init__(
+        self,
+        halted: bool,
+        reason: str | None,
+        halted_by: str | None,
+        payload: Any,
+        ran: tuple[str, ...],
+        error: BaseException | None,
+    ) -> None:
+        self.halted = halted
+        self.reason = reason
+        self.halted_by = halted_by
+        self.payload = payload
+        self.ran = ran
+        self.error = error
+        self.__class__ = HookOutcome  # type: ignore[assignment]
+
+
+_outcome: Callable[..., HookOutcome] = _OutcomeBuilder  # type: ignore[assignment]
+
+
 @dataclass(frozen=True, slots=True)
 class HookRegistration:
     """One registered handler, as returned by ``Hooks.registrations``."""
@@ -102,9 +161,48 @@ class HookRegistration:
     phase: str
     name: str
     handler: HookHandler
-    match: str | None
-    """``None`` matches every payload; otherwise exact tool names joined by ``|``."""
+    match: str | re.Pattern[str] | None
+    """``None`` matches every payload; exact tool names joined by ``|``; or a pattern searched
+    in the tool name."""
     timeout: float | None
+
+
+class _Chain:
+    """One phase's handlers, precomputed at register time for ``run``.
+
+    ``fast``: every handler is sync (as far as can be told) and has no timeout, so ``run`` can
+    call them in a plain loop. ``select`` memoises, per tool name, which handlers match.
+    """
+
+    __slots__ = ("entries", "everything", "fast", "memo", "needs_name")
+
+    def __init__(self, entries: tuple[_Entry, ...]) -> None:
+        self.entries = entries
+        self.fast = all(timeout is None and not is_async for _, _, _, timeout, is_async in entries)
+        self.needs_name = any(matcher is not None for _, _, matcher, _, _ in entries)
+        self.everything: _Selection = (
+            tuple(e[1] for e in entries),
+            tuple(e[0] for e in entries),
+            tuple(range(len(entries))),
+        )
+        self.memo: dict[str | None, _Selection] = {}
+
+    def select(self, name: str | None) -> _Selection:
+        selection = self.memo.get(name)
+        if selection is None:
+            picked = [i for i, e in enumerate(self.entries) if matches(e[2], name)]
+            entries = self.entries
+            selection = (
+                tuple(entries[i][1] for i in picked),
+                tuple(entries[i][0] for i in picked),
+                tuple(picked),
+            )
+            if len(self.memo) < _MEMO_LIMIT:
+                self.memo[name] = selection
+        return selection
+
+
+_EMPTY_CHAIN: Final = _Chain(())
 
 
 class Hooks:
@@ -116,11 +214,11 @@ class Hooks:
 
     __slots__ = ("_chains", "_registrations")
 
-    _chains: dict[str, tuple[_Entry, ...]]
+    _chains: dict[str, _Chain]
     _registrations: dict[str, tuple[HookRegistration, ...]]
 
     def __init__(self) -> None:
-        object.__setattr__(self, "_chains", {phase: () for phase in PHASES})
+        object.__setattr__(self, "_chains", {phase: _EMPTY_CHAIN for phase in PHASES})
         object.__setattr__(self, "_registrations", {phase: () for phase in PHASES})
 
     def __setattr__(self, name: str, value: object) -> None:
@@ -157,33 +255,34 @@ class Hooks:
         handler: HookHandler,
         *,
         name: str | None = None,
-        match: str | None = None,
+        match: str | re.Pattern[str] | None = None,
         timeout: float | None = None,
     ) -> Hooks:
         """Return a new ``Hooks`` with ``handler`` appended to ``phase``; ``self`` is unchanged.
 
-        Everything is validated here, so a bad registration fails at startup rather than
-        on the first tool call.
+        ``match``: ``None``/``"*"`` (every payload), exact tool names joined by ``|``, or a
+        compiled ``re.Pattern`` searched in the tool name. Everything is validated here, so a
+        bad registration fails at startup rather than on the first tool call.
         """
-        _check_phase(phase)
+        check_phase(phase)
         if not callable(handler):
-            raise TypeError(f"hook handler must be callable, got {type(handler).__name__}")
-        resolved_name = _default_name(handler) if name is None else _check_name(name)
-        tools = _parse_match(match)
-        resolved_timeout = _check_timeout(timeout)
+            raise HookTypeError(f"hook handler must be callable, got {type(handler).__name__}")
+        resolved_name = default_name(handler) if name is None else check_name(name)
+        matcher = parse_match(match)
+        resolved_timeout = check_timeout(timeout)
 
         registration = HookRegistration(
             phase=phase,
             name=resolved_name,
             handler=handler,
-            match=None if tools is None else match,
+            match=None if matcher is None else match,
             timeout=resolved_timeout,
         )
-        entry: _Entry = (resolved_name, handler, tools, resolved_timeout, _is_async(handler))
+        entry: _Entry = (resolved_name, handler, matcher, resolved_timeout, is_async(handler))
 
         new = object.__new__(Hooks)
         chains = dict(self._chains)
-        chains[phase] = (*chains[phase], entry)
+        chains[phase] = _Chain((*chains[phase].entries, entry))
         registrations = dict(self._registrations)
         registrations[phase] = (*registrations[phase], registration)
         object.__setattr__(new, "_chains", chains)
@@ -192,94 +291,156 @@ class Hooks:
 
     def handlers(self, phase: str) -> tuple[HookHandler, ...]:
         """The handlers of ``phase`` in registration order (the order ``run`` uses)."""
-        _check_phase(phase)
+        check_phase(phase)
         return tuple(r.handler for r in self._registrations[phase])
 
     def registrations(self, phase: str) -> tuple[HookRegistration, ...]:
         """Like ``handlers``, with each handler's name, match and timeout."""
-        _check_phase(phase)
+        check_phase(phase)
         return self._registrations[phase]
 
     async def run(self, phase: str, payload: Any) -> HookOutcome:
         """Run ``phase``'s matching handlers one at a time, in registration order.
 
         Each handler sees the payload as the previous one left it. The first ``Halt`` stops
-        the chain; so does a handler that raises or runs past its timeout (fail closed).
-        Cancellation from outside propagates and is never reported as a halt.
+        the chain; so does a handler that raises, runs past its timeout or returns something
+        that is no verdict (fail closed). Cancellation from outside, requested before or during
+        the run, propagates and is never reported as a halt.
         """
         try:
             chain = self._chains[phase]
         except (KeyError, TypeError):
-            raise ValueError(_unknown_phase(phase)) from None
-        ran: list[str] = []
-        # Outside cancellation is told apart from a handler's own failure by the task's count of
-        # pending cancellation requests: it grows only when someone cancels this task, which can
-        # only happen while we await. So the count is read just before the first await (-1: none
-        # yet), and a chain of plain sync handlers never pays for reading it.
-        task: asyncio.Task[Any] | None = None
-        baseline = -1
-        for name, handler, tools, timeout, is_async in chain:
-            if tools is not None:
-                try:
-                    tool_name = _tool_name(payload)
-                except Exception as exc:
-                    ran.append(name)  # the halting handler is in `ran`, as for any halt
-                    return HookOutcome(
-                        True,
-                        f"could not read tool_name from the payload to match handler {name!r}: "
-                        f"{_describe(exc)}",
-                        name,
-                        payload,
-                        tuple(ran),
-                        exc,
-                    )
-                if tool_name not in tools:
-                    continue
-            ran.append(name)
-            if timeout is None:
-                # Hot path: a sync handler is a bare call; only non-None results are inspected.
-                # Only an await can take a cancellation from outside, so only after one do we
-                # look for one the handler may have swallowed.
-                try:
-                    if is_async:
-                        if baseline < 0:
-                            task, baseline = _cancel_baseline()
-                        result = await handler(payload)  # type: ignore[misc]
-                        if task is not None and task.cancelling() > baseline:
-                            await _propagate_outside_cancellation(task, baseline, None)
-                    else:
-                        result = handler(payload)
-                        if result is not None and inspect.isawaitable(result):
-                            if baseline < 0:
-                                task, baseline = _cancel_baseline()
-                            result = await result
-                            if task is not None and task.cancelling() > baseline:
-                                await _propagate_outside_cancellation(task, baseline, None)
-                    if result is None:
-                        continue
-                    if isinstance(result, Halt):
-                        return HookOutcome(True, result.reason, name, payload, tuple(ran), None)
-                    _check_result(name, result)
-                except BaseException as exc:
-                    await _propagate_outside_cancellation(task, baseline, exc)
-                    return _failed(name, exc, payload, ran)
-                payload = result
+            raise HookValueError(unknown_phase(phase)) from None
+        state = cancel_state()
+        task, count, scope = state  # start_pending(state), inlined
+        if task is None or count or (scope is not None and scope_cancelled(scope)):
+            state = await run_started(state)
+        if not chain.fast:
+            outcome = await _run_chain(chain.entries, 0, payload, [], state)
+        else:
+            # Fast path: a plain loop over the handlers selected for this tool name. The
+            # first handler that returns anything but None (or raises) leaves the loop, and
+            # the general loop takes over from there.
+            if chain.needs_name:
+                if type(payload) is dict:  # tool_name(payload), inlined for the common case
+                    name = payload.get("tool_name")
+                    if type(name) is not str:
+                        name = tool_name(payload)
+                else:
+                    try:
+                        name = tool_name(payload)
+                    except Exception:  # the general loop fails closed naming the handler
+                        chained = _run_chain(chain.entries, 0, payload, [], state)
+                        return await _finish(chained, state)
+                selection = chain.memo.get(name)
+                if selection is None:
+                    selection = chain.select(name)
+                handlers, names, indexes = selection
             else:
-                if baseline < 0:
-                    task, baseline = _cancel_baseline()
-                try:
-                    result = await _call_with_timeout(name, handler, payload, timeout)
-                    if task is not None and task.cancelling() > baseline:
-                        await _propagate_outside_cancellation(task, baseline, None)
-                except BaseException as exc:
-                    await _propagate_outside_cancellation(task, baseline, exc)
-                    return _failed(name, exc, payload, ran)
-                if result is None:
-                    continue
+                handlers, names, indexes = chain.everything
+            remaining = iter(handlers)
+            try:
+                for handler in remaining:
+                    result = handler(payload)
+                    if result is not None:
+                        break
+                else:
+                    # finish_pending(state), inlined: this is the hot path's only check
+                    task, baseline, scope = state
+                    if (
+                        task is None
+                        or task.cancelling() > baseline
+                        or (scope is not None and scope_cancelled(scope))
+                    ):
+                        await run_finished(state)
+                    return _outcome(False, None, None, payload, names, None)
+            except BaseException as exc:
+                done = len(handlers) - sum(1 for _ in remaining)
+                await propagate_outside_cancellation(state[0], state[1], exc)
+                outcome = _failed(names[done - 1], exc, payload, list(names[:done]))
+            else:
+                done = len(handlers) - sum(1 for _ in remaining)
+                ran = list(names[:done])
+                name = names[done - 1]
                 if isinstance(result, Halt):
-                    return HookOutcome(True, result.reason, name, payload, tuple(ran), None)
-                payload = result
-        return HookOutcome(False, None, None, payload, tuple(ran), None)
+                    outcome = _outcome(True, result.reason, name, payload, tuple(ran), None)
+                else:
+                    try:
+                        if inspect.isawaitable(result):
+                            result = await result
+                            task, baseline, _ = state
+                            if task is not None and task.cancelling() > baseline:
+                                await propagate_outside_cancellation(task, baseline, None)
+                        if isinstance(result, Halt):
+                            outcome = _outcome(True, result.reason, name, payload, tuple(ran), None)
+                        else:
+                            if result is not None:
+                                _check_result(name, result)
+                                payload = result
+                            outcome = await _run_chain(
+                                chain.entries, indexes[done - 1] + 1, payload, ran, state
+                            )
+                    except BaseException as exc:
+                        await propagate_outside_cancellation(state[0], state[1], exc)
+                        outcome = _failed(name, exc, payload, ran)
+        if finish_pending(state):
+            await run_finished(state)
+        return outcome
+
+
+async def _finish(outcome: Awaitable[HookOutcome], state: Any) -> HookOutcome:
+    result = await outcome
+    if finish_pending(state):
+        await run_finished(state)
+    return result
+
+
+async def _run_chain(
+    chain: tuple[_Entry, ...], start: int, payload: Any, ran: list[str], state: Any
+) -> HookOutcome:
+    """The general loop: ``chain[start:]`` with async handlers and timeouts.
+
+    ``tool_name`` is read once, and again only after a handler rewrote the payload.
+    """
+    task, baseline, _ = state
+    name_of: Any = None
+    name: str | None = None
+    for index in range(start, len(chain)):
+        handler_name, handler, matcher, timeout, is_async = chain[index]
+        if matcher is not None:
+            if payload is not name_of:
+                try:
+                    name = tool_name(payload)
+                except Exception as exc:
+                    ran.append(handler_name)  # the halting handler is in `ran`, as for any halt
+                    reason = (
+                        "could not read tool_name from the payload to match handler "
+                        f"{handler_name!r}: {describe(exc)}"
+                    )
+                    return _outcome(True, reason, handler_name, payload, tuple(ran), exc)
+                name_of = payload
+            if not matches(matcher, name):
+                continue
+        ran.append(handler_name)
+        try:
+            if timeout is not None:
+                result = await _call_with_timeout(handler_name, handler, payload, timeout)
+            else:
+                result = handler(payload)
+                if result is not None and (is_async or inspect.isawaitable(result)):
+                    result = await result  # type: ignore[misc]
+            if task is not None and task.cancelling() > baseline:
+                await propagate_outside_cancellation(task, baseline, None)
+            if result is None:
+                continue
+            if isinstance(result, Halt):
+                return _outcome(True, result.reason, handler_name, payload, tuple(ran), None)
+            _check_result(handler_name, result)
+        except BaseException as exc:
+            await propagate_outside_cancellation(task, baseline, exc)
+            return _failed(handler_name, exc, payload, ran)
+        payload = result
+    return _outcome(False, None, None, payload, tuple(ran), None)
 
 
 def _replay(*registrations: HookRegistration) -> Hooks:
@@ -314,69 +475,15 @@ async def _call_with_timeout(name: str, handler: HookHandler, payload: Any, limi
             # The handler turned our cancellation into an error of its own: still a timeout.
             raise HookTimeoutError(name, limit) from exc
         raise
-    if result is not None and not isinstance(result, Halt):
-        _check_result(name, result)
     return result
 
 
-def _cancel_baseline() -> tuple[asyncio.Task[Any] | None, int]:
-    """The running task and its count of cancellation requests already being handled when
-    this run began (None, 0 off asyncio).
-
-    A request not yet delivered (the task cancelled itself, or was cancelled from another
-    thread, just before the run) is not "being handled": it will land inside a handler and is
-    a cancellation from outside. asyncio exposes that state only as ``Task._must_cancel``.
-    """
-    try:
-        task = asyncio.current_task()
-    except RuntimeError:  # not running on asyncio
-        return None, 0
-    if task is None:
-        return None, 0
-    undelivered = 1 if getattr(task, "_must_cancel", False) else 0
-    return task, task.cancelling() - undelivered
-
-
-async def _propagate_outside_cancellation(
-    task: asyncio.Task[Any] | None, baseline: int, exc: BaseException | None
-) -> None:
-    """Re-raise a cancellation from outside that a handler swallowed or turned into an error.
-
-    Returns only when no outside cancellation is pending and ``exc`` (if any) is a handler
-    failure to report as a halt: an ``Exception``, or a ``CancelledError`` of the handler's own
-    (say, from awaiting a task someone else cancelled), which must not make the caller look
-    cancelled. Other ``BaseException``s (``KeyboardInterrupt``, ``SystemExit``, ...) are not a
-    handler's verdict and propagate.
-    """
-    if exc is not None and not isinstance(exc, Exception | asyncio.CancelledError):
-        raise exc
-    if baseline < 0:
-        return  # nothing was awaited yet, so nothing from outside can have arrived
-    if task is None:
-        if isinstance(exc, anyio.get_cancelled_exc_class()):
-            raise exc
-        return
-    if task.cancelling() <= baseline:
-        return  # no cancellation from outside: a handler's own CancelledError is its failure
-    if isinstance(exc, asyncio.CancelledError):
-        raise exc
-    # The handler swallowed the cancellation. An anyio cancel scope delivers it again at the
-    # next checkpoint, recognisably as its own; a plain Task.cancel() is re-raised here.
-    await anyio.lowlevel.checkpoint()
-    raise asyncio.CancelledError("cancelled from outside while a hook handler ran") from exc
-
-
 def _failed(name: str, exc: BaseException, payload: Any, ran: list[str]) -> HookOutcome:
-    if isinstance(exc, HookTimeoutError):
+    if isinstance(exc, _SELF_DESCRIBING):
         reason = str(exc)
     else:
-        reason = f"handler {name!r} raised {_describe(exc)}"
-    return HookOutcome(True, reason, name, payload, tuple(ran), exc)
-
-
-def _describe(exc: BaseException) -> str:
-    text = str(exc)
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+        reason = f"handler {name!r} raised {describe(exc)}"
+    return _outcome(True, reason, name, payload, tuple(ran), exc)
 
 
 def _check_result(name: str, result: object) -> None:
@@ -385,111 +492,25 @@ def _check_result(name: str, result: object) -> None:
     Treating them as a payload would silently continue the chain with garbage, which is the one
     thing a guard must not do; raising here makes the run fail closed instead.
     """
-    if isinstance(result, bool):
-        raise TypeError(
-            f"handler {name!r} returned {result!r}; return None to continue, "
+    what = _not_a_verdict(result)
+    if what is not None:
+        raise HookResultError(
+            f"handler {name!r} returned {what}, which is no verdict; return None to continue, "
             "a new payload to rewrite it, or Halt(reason) to stop"
         )
+
+
+def _not_a_verdict(result: object) -> str | None:
+    """What ``result`` is, if it cannot be a payload (a bool, a generator, ...); else None."""
+    if isinstance(result, bool):
+        return repr(result)
     if result is Halt or (isinstance(result, type) and issubclass(result, Halt)):
-        raise TypeError(f"handler {name!r} returned the Halt class; return Halt('reason')")
+        return "the Halt class (write Halt('reason'))"
+    if inspect.isgenerator(result) or inspect.isasyncgen(result):
+        kind = "a generator" if inspect.isgenerator(result) else "an async generator"
+        return f"{kind} (a generator function is not a handler; use def or async def)"
     if inspect.isawaitable(result):
         if inspect.iscoroutine(result):
             result.close()  # never awaited on purpose: avoid the "never awaited" warning
-        raise TypeError(
-            f"handler {name!r} returned an awaitable that resolved to another awaitable; "
-            "await it inside the handler"
-        )
-
-
-def _tool_name(payload: Any) -> str | None:
-    """The payload's ``tool_name``: a mapping key first, else an attribute; ``None`` if absent.
-
-    Anything but a ``str`` counts as absent, so it never matches a specific matcher.
-    """
-    if type(payload) is dict or isinstance(payload, Mapping):
-        tool_name = payload.get("tool_name")
-    else:
-        tool_name = getattr(payload, "tool_name", None)
-    return tool_name if isinstance(tool_name, str) else None
-
-
-def _unknown_phase(phase: object) -> str:
-    return f"unknown hook phase {phase!r}; expected one of: {', '.join(PHASES)}"
-
-
-def _check_phase(phase: object) -> None:
-    if not isinstance(phase, str) or phase not in PHASES:
-        raise ValueError(_unknown_phase(phase))
-
-
-def _check_name(name: object) -> str:
-    if not isinstance(name, str):
-        raise TypeError(f"hook handler name must be a str, got {type(name).__name__}")
-    if not name.strip():
-        raise ValueError("hook handler name must not be empty; omit name= to use __qualname__")
-    return name
-
-
-def _check_timeout(timeout: object) -> float | None:
-    if timeout is None:
-        return None
-    if isinstance(timeout, bool) or not isinstance(timeout, int | float):
-        raise TypeError(f"hook timeout must be a number of seconds, got {type(timeout).__name__}")
-    if math.isnan(timeout) or timeout <= 0:
-        raise ValueError(f"hook timeout must be > 0 seconds, got {timeout!r}; use None for none")
-    if math.isinf(timeout):
-        return None
-    return float(timeout)
-
-
-def _parse_match(match: object) -> frozenset[str] | None:
-    """``None``/``"*"`` -> None (every payload); ``"Bash|Edit"`` -> frozenset of exact names."""
-    if match is None or match == "*":
-        return None
-    if not isinstance(match, str):
-        raise TypeError(f"hook match must be a str or None, got {type(match).__name__}")
-    names = match.split("|")
-    for tool in names:
-        if not tool:
-            raise ValueError(
-                f"hook match {match!r} has an empty tool name; "
-                "write exact names joined by '|', e.g. 'Bash|Edit', or '*' for all"
-            )
-        if tool != tool.strip() or any(ch.isspace() for ch in tool):
-            raise ValueError(
-                f"hook match {match!r}: tool name {tool!r} contains whitespace; "
-                "write 'Bash|Edit', not 'Bash | Edit'"
-            )
-        if _PATTERN_CHARS.intersection(tool):
-            raise ValueError(
-                f"hook match {match!r}: {tool!r} looks like a pattern, but matching is by "
-                "exact, case-sensitive tool name; list the names ('Edit|NotebookEdit') "
-                "or use '*' alone for all"
-            )
-    return frozenset(names)
-
-
-def _default_name(handler: HookHandler) -> str:
-    """The handler's ``__qualname__``.
-
-    A partial takes its innermost function's; a callable instance its class's.
-    """
-    target: object = handler
-    while isinstance(target, functools.partial):
-        target = target.func
-    qualname = getattr(target, "__qualname__", None)
-    if isinstance(qualname, str) and qualname:
-        return qualname
-    return type(target).__qualname__
-
-
-def _is_async(handler: HookHandler) -> bool:
-    """True when calling ``handler`` certainly returns a coroutine (lets ``run`` skip a check)."""
-    if inspect.iscoroutinefunction(handler):  # also sees through functools.partial
-        return True
-    target: object = handler
-    while isinstance(target, functools.partial):
-        target = target.func
-    if inspect.isfunction(target) or inspect.ismethod(target):
-        return False
-    return inspect.iscoroutinefunction(type(target).__call__)
+        return "an awaitable that resolved to another awaitable (await it inside the handler)"
+    return None

@@ -7,6 +7,7 @@ from harness.runtime.actor import Actor as Actor
 from harness.runtime.errors import ActorError as ActorError
 from harness.runtime.errors import ActorExited as ActorExited
 from harness.runtime.errors import AdminCallBeforeReady as AdminCallBeforeReady
+from harness.runtime.errors import CallingSelf as CallingSelf
 from harness.runtime.errors import ChildRunning as ChildRunning
 from harness.runtime.errors import DuplicateChild as DuplicateChild
 from harness.runtime.errors import FailedToStartChild as FailedToStartChild
@@ -25,6 +26,7 @@ __all__ = [
     "ActorError",
     "ActorExited",
     "AdminCallBeforeReady",
+    "CallingSelf",
     "ChildInfo",
     "ChildRunning",
     "ChildSpec",

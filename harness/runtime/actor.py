@@ -13,6 +13,9 @@ Semantics (the WHY: a caller must never hang on an actor that is gone):
   After ``timeout`` seconds it raises ``TimeoutError``; the call stays in the mailbox and is
   still handled (as in OTP) but its late reply is dropped. On a full mailbox ``call`` waits for
   room (within the same timeout); if the actor exits meanwhile it raises ``ActorExited``.
+- An actor that calls itself, from a callback or from a task started inside one (any code that
+  runs in the actor's context), gets ``CallingSelf`` at once (OTP's ``calling_self``): the
+  call could never be answered. ``cast`` to self is fine.
 - ``actor.cast(msg)`` is synchronous and never blocks: it raises ``NoProc`` if the actor is not
   running and ``MailboxFull`` if the mailbox is full. A cast is never silently dropped.
 - An exception in ``handle_call``/``handle_cast`` crashes the actor; its supervisor decides what
@@ -24,20 +27,29 @@ Semantics (the WHY: a caller must never hang on an actor that is gone):
   supervisor does not restart the actor for them.
 - The same instance is reused across restarts: a restart runs ``init`` again on it, so ``init``
   should (re)set the state. One instance should be the child of one supervisor only.
+
+Design notes: the callers' timeouts share one timer per running actor (``_Deadlines``: a heap
+of deadlines and a single ``call_at`` for the earliest), instead of a timer handle armed and
+cancelled per call, which cost about a quarter of a call. The actor's own task (and every task
+it starts, which inherit its context) carries the actor in a context variable, which is how a
+call to self is recognised.
 """
 
 from __future__ import annotations
 
 import asyncio
+import heapq
+import itertools
 import logging
+import math
 from typing import Any, ClassVar, TypeAlias
 
 import anyio
 from anyio.abc import TaskStatus
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from harness.runtime.errors import ActorExited, MailboxFull, NoProc
-from harness.runtime.supervisor import ChildSpec, Restart, Shutdown
+from harness.runtime.errors import ActorExited, CallingSelf, MailboxFull, NoProc
+from harness.runtime.supervisor import SERVING, ChildSpec, Restart, Shutdown
 
 __all__ = ["Actor", "ExitReason"]
 
@@ -70,6 +82,69 @@ def _expire(future: asyncio.Future[Any], timeout: float) -> None:
         future.set_exception(TimeoutError(f"the actor did not reply within {timeout} s"))
 
 
+class _Deadlines:
+    """The pending callers' deadlines of one running actor, kept by one timer.
+
+    A heap of ``(deadline, seq, future, timeout)``; the single timer is armed at the earliest
+    deadline and, when it fires, fails the expired futures still waiting with ``TimeoutError``
+    and re-arms for the next. Entries of answered calls are dropped lazily: the heap is
+    compacted once it holds more than twice the pending calls (plus a little), so it stays
+    bounded and the work per call stays constant.
+    """
+
+    __slots__ = ("_heap", "_loop", "_pending", "_seq", "_timer", "_timer_at")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+        self._heap: list[tuple[float, int, asyncio.Future[Any], float]] = []
+        self._pending = 0
+        self._seq = itertools.count()
+        self._timer: asyncio.TimerHandle | None = None
+        self._timer_at = math.inf
+
+    def add(self, deadline: float, future: asyncio.Future[Any], timeout: float) -> None:
+        heapq.heappush(self._heap, (deadline, next(self._seq), future, timeout))
+        self._pending += 1
+        if deadline < self._timer_at:
+            self._arm(deadline)
+
+    def settled(self) -> None:
+        """One added call is over (its future is done)."""
+        self._pending -= 1
+        if len(self._heap) > 2 * self._pending + 64:
+            self._heap = [entry for entry in self._heap if not entry[2].done()]
+            heapq.heapify(self._heap)
+            if not self._heap and self._timer is not None:
+                self._timer.cancel()
+                self._timer, self._timer_at = None, math.inf
+
+    def close(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        self._timer, self._timer_at = None, math.inf
+        self._heap.clear()
+
+    def _arm(self, deadline: float) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        self._timer = self._loop.call_at(deadline, self._sweep)
+        self._timer_at = deadline
+
+    def _sweep(self) -> None:
+        self._timer, self._timer_at = None, math.inf
+        heap, now = self._heap, self._loop.time()
+        while heap and heap[0][0] <= now:
+            _, _, future, timeout = heapq.heappop(heap)
+            _expire(future, timeout)
+        if heap:
+            self._arm(heap[0][0])
+
+
+# The actor whose task this is: set in ``run``, inherited by every task started from it
+# (the supervisor clears it for the children it starts).
+_serving = SERVING
+
+
 def _exited(reason: ExitReason) -> ActorExited:
     error = ActorExited(reason)
     if isinstance(reason, BaseException):
@@ -96,6 +171,7 @@ class Actor:
 
     def __init__(self) -> None:
         self._mailbox: MemoryObjectSendStream[_Envelope] | None = None
+        self._deadlines: _Deadlines | None = None  # set with _mailbox, per run
         # The running incarnation's exit reason, once known (set with _mailbox, per run).
         self._exit: list[ExitReason] = []
 
@@ -150,12 +226,21 @@ class Actor:
 
     async def run(self, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         """Run the actor: ``init``, signal ready, then serve the mailbox until stopped."""
+        serving = _serving.set(self)
+        try:
+            await self._run(task_status)
+        finally:
+            _serving.reset(serving)
+
+    async def _run(self, task_status: TaskStatus[None]) -> None:
         await self.init()
         send, receive = anyio.create_memory_object_stream[_Envelope](self.mailbox_size)
         current: list[_Call] = []  # the call being handled, if any
         reason: ExitReason = "shutdown"
         exit_reason: list[ExitReason] = []
+        deadlines = _Deadlines(asyncio.get_running_loop())
         self._exit = exit_reason
+        self._deadlines = deadlines
         self._mailbox = send
         try:
             task_status.started()
@@ -171,6 +256,7 @@ class Actor:
             exit_reason.append(reason)  # read by callers waiting for room in a full mailbox
             if self._mailbox is send:
                 self._mailbox = None
+                self._deadlines = None
             send.close()
             for call in current:
                 _fail(call, reason)
@@ -182,6 +268,7 @@ class Actor:
                 if isinstance(envelope, _Call):
                     _fail(envelope, reason)
             receive.close()
+            deadlines.close()
             await self._run_terminate(reason)
 
     async def _run_terminate(self, reason: ExitReason) -> None:
@@ -238,8 +325,10 @@ class Actor:
         """Send ``msg`` to ``handle_call`` and wait for the reply (see the module docstring)."""
         if timeout is not None and timeout != timeout:
             raise ValueError(f"call timeout must be seconds or None, got {timeout!r}")
-        mailbox = self._mailbox
-        if mailbox is None:
+        if _serving.get() is self:
+            raise CallingSelf(repr(self))
+        mailbox, deadlines = self._mailbox, self._deadlines
+        if mailbox is None or deadlines is None:
             raise NoProc(repr(self))
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Any] = loop.create_future()
@@ -258,9 +347,9 @@ class Actor:
                 raise _exited(reason) from (reason if isinstance(reason, BaseException) else None)
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
             raise NoProc(repr(self)) from None
-        if timeout is None or deadline is None:
+        if timeout is None or deadline is None or future.done():
             return await future
-        handle = loop.call_at(deadline, _expire, future, timeout)
+        deadlines.add(deadline, future, timeout)
         try:
             return await future
         except BaseException:
@@ -268,7 +357,9 @@ class Actor:
                 future.exception()  # mark retrieved: we are leaving for another reason
             raise
         finally:
-            handle.cancel()
+            if not future.done():  # leaving for another reason: the sweep must not fire it
+                future.cancel()
+            deadlines.settled()
 
     def cast(self, msg: Any) -> None:
         """Queue ``msg`` for ``handle_cast`` without waiting; raises if it cannot be queued."""

@@ -20,11 +20,13 @@ react to a class rather than parse a message; all are ``harness.HarnessError`` s
 from __future__ import annotations
 
 from harness.errors import HarnessError
+from harness.errors import describe as describe  # the one renderer, shared with the hooks
 
 __all__ = [
     "ActorError",
     "ActorExited",
     "AdminCallBeforeReady",
+    "CallingSelf",
     "ChildRunning",
     "DuplicateChild",
     "FailedToStartChild",
@@ -35,13 +37,6 @@ __all__ = [
     "SupervisorNotRunning",
     "UnknownChild",
 ]
-
-
-def describe(reason: object) -> str:
-    """Render an exit reason the way logs and messages show it."""
-    if isinstance(reason, BaseException):
-        return f"{type(reason).__name__}({reason})" if str(reason) else type(reason).__name__
-    return str(reason)
 
 
 class SupervisorError(HarnessError):
@@ -211,4 +206,17 @@ class MailboxFull(ActorError):
             f"the mailbox of {actor} is full ({size} messages); the cast was not delivered. "
             "Slow down, use `await actor.call(...)` (which waits for room), or raise "
             "mailbox_size"
+        )
+
+
+class CallingSelf(ActorError, HarnessError, RuntimeError):
+    """An actor called itself (from a callback, or a task started inside one): OTP's
+    ``calling_self``. The call could never be answered, since the actor handles one message
+    at a time and is busy with the caller, so it fails at once instead of at its timeout."""
+
+    def __init__(self, actor: str = "the actor") -> None:
+        self.actor = actor
+        super().__init__(
+            f"{actor} called itself: it would wait for its own reply forever. Handle the "
+            "message directly (call the method, not actor.call), or cast it to yourself"
         )

@@ -251,6 +251,13 @@ first. Tasks a child spawns inherit it, so a call from anywhere inside a child's
 recognised as coming from that child (and from its ancestors, through nested supervisors)."""
 
 
+SERVING: contextvars.ContextVar[object] = contextvars.ContextVar(
+    "harness_runtime_actor", default=None
+)
+"""The actor whose task tree the current task belongs to (set by ``Actor.run``, see
+``harness.runtime.actor``); a supervised child's task starts with none, whoever started it."""
+
+
 def _own_runs(sup: Supervisor) -> list[_Run]:
     """The incarnations of ``sup``'s children whose task tree the calling task is in."""
     return [run for owner, run in _LINEAGE.get() if owner is sup]
@@ -621,6 +628,7 @@ class Supervisor:
         reason: _Reason = _Exit.NORMAL
         # This task's tree is this incarnation's, whichever task started it.
         _LINEAGE.set((*self._lineage, (self, run)))
+        SERVING.set(None)  # started from an actor's callback or not, it is not that actor
         try:
             with run.scope:
                 await spec.start(_ReadySignal(run))

@@ -46,8 +46,8 @@ async def explodes_async(payload: Any) -> None:
 @pytest.mark.parametrize(
     ("handler", "error_type", "text"),
     [
-        (explodes, RuntimeError, "RuntimeError: policy file missing"),
-        (explodes_async, KeyError, "KeyError: 'tool_input'"),
+        (explodes, RuntimeError, "RuntimeError(policy file missing)"),
+        (explodes_async, KeyError, "KeyError('tool_input')"),
     ],
 )
 async def test_a_handler_that_raises_halts_the_chain(
@@ -90,7 +90,7 @@ async def test_a_timeout_the_handler_raises_itself_is_an_ordinary_error() -> Non
         assert outcome.halted and outcome.halted_by == "remote"
         assert type(outcome.error) is TimeoutError  # not HookTimeoutError
         assert (
-            outcome.reason == "handler 'remote' raised TimeoutError: policy server did not answer"
+            outcome.reason == "handler 'remote' raised TimeoutError(policy server did not answer)"
         )
 
 

@@ -82,6 +82,6 @@ def test_run_matches_the_reference_fold(
             assert outcome.reason == f"halt {index}" and outcome.error is None
         else:
             assert isinstance(outcome.error, RuntimeError)
-            assert outcome.reason == f"handler 'h{index}' raised RuntimeError: boom {index}"
+            assert outcome.reason == f"handler 'h{index}' raised RuntimeError(boom {index})"
     else:
         assert outcome.reason is None and outcome.error is None
