@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -149,3 +151,60 @@ def test_a_build_survives_sigkill_right_after_it_returned(store_path: Path) -> N
         return outcome.identical
 
     assert anyio.run(replay)
+
+
+class _Drain(logging.Handler):
+    """Sets an event when the recorder logs ``recorder_drain``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen = anyio.Event()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if getattr(record, "event", None) == "recorder_drain":
+            self.seen.set()
+
+
+async def test_leaving_the_harness_drains_a_pending_record_before_closing_the_store(
+    store_path: Path,
+) -> None:
+    drain = _Drain()
+    logger = logging.getLogger("harness.manifests.recorder")
+    logger.addHandler(drain)
+    logger.setLevel(logging.INFO)
+    built: list[str | None] = []
+    try:
+        with anyio.fail_after(30):
+            h = Harness(database=ACME_DB, manifests=store_path)
+            async with anyio.create_task_group() as group, h:
+                store = h.manifests
+                assert store is not None
+                held, writing = anyio.Event(), anyio.Event()
+
+                async def hold_the_store() -> None:
+                    async with store._lock:  # the recorder's write waits behind this
+                        held.set()
+                        await drain.seen.wait()  # released once the Harness drains
+
+                original = store.record
+
+                async def observed(*records: Any) -> None:  # says when a write starts
+                    writing.set()
+                    await original(*records)
+
+                store.record = observed  # type: ignore[method-assign]
+
+                async def build() -> None:
+                    prompt = await h.build_prompt(ACME, agent="reviewer", project_id="acme")
+                    built.append(prompt.manifest_id)
+
+                group.start_soon(hold_the_store)
+                await held.wait()
+                group.start_soon(build)
+                await writing.wait()  # the build's record is being written
+                # left with the record pending: the drain wrote it, then the store closed
+            assert store.closed and built and built[0] is not None
+            async with ManifestStore.open(store_path) as again:
+                assert (await again.replay(built[0])).identical
+    finally:
+        logger.removeHandler(drain)
