@@ -186,7 +186,7 @@ def _check_paths(args: argparse.Namespace) -> None:
 async def _debug(args: argparse.Namespace) -> int:
     from harness.debug import format_build
     from harness.harness import Harness
-    from harness.instruction_files.discovery import printable
+    from harness.workspace import printable
 
     budgets = _budgets(args.budget)
     rules = _read_units(args.rules, "--rules") if args.rules else []
@@ -224,7 +224,7 @@ async def _debug(args: argparse.Namespace) -> int:
 def _format_sources(
     instruction_set: InstructionSet, context: ProjectContext, args: argparse.Namespace
 ) -> str:
-    from harness.instruction_files.discovery import printable
+    from harness.workspace import printable
 
     who = f"agent {args.agent}" if args.agent else "no agent"
     project = f", project {args.project_id}" if args.project_id else ", no project"

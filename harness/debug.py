@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import os
-import re
 import sys
 import textwrap
 import warnings
@@ -26,8 +25,8 @@ import anyio
 
 from harness.config import HarnessConfig
 from harness.harness import Harness, LayerInput, PromptBuild
-from harness.instruction_files.discovery import escape_control, printable
 from harness.prompt_assembler import AssembledPrompt
+from harness.workspace import printable, visible
 
 if TYPE_CHECKING:
     from harness.tokenizer import Tokenizer
@@ -52,19 +51,6 @@ def _wrap(label: str, items: list[str] | tuple[str, ...], width: int) -> list[st
         break_long_words=False,
         break_on_hyphens=False,
     )
-
-
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]|\r(?!\n)")
-
-
-def _visible(text: str) -> tuple[str, int]:
-    """``text`` with control characters other than newline, tab and CRLF shown escaped, and
-    how many there were: an instruction file is hostile input, and an escape sequence printed
-    raw would act on the terminal instead of being seen."""
-    found = len(_CONTROL.findall(text))
-    if not found:
-        return text, 0
-    return _CONTROL.sub(escape_control, text), found
 
 
 def format_build(build: PromptBuild, *, width: int = WIDTH) -> str:
@@ -95,11 +81,11 @@ def format_build(build: PromptBuild, *, width: int = WIDTH) -> str:
             kept = list(report.kept)
             if report.truncated:
                 kept[-1] += " (truncated)"
-            lines.extend(_wrap("kept", [_visible(item)[0] for item in kept], width))
+            lines.extend(_wrap("kept", [visible(item)[0] for item in kept], width))
         if report.dropped:
-            lines.extend(_wrap("dropped", [_visible(item)[0] for item in report.dropped], width))
+            lines.extend(_wrap("dropped", [visible(item)[0] for item in report.dropped], width))
         for note in report.notes:  # why anything was dropped or cut
-            lines.extend(_wrap("why", [_visible(note)[0]], width))
+            lines.extend(_wrap("why", [visible(note)[0]], width))
     lines.append(rule)
     envelope = build.envelope
     room = envelope.input_tokens
@@ -118,7 +104,7 @@ def format_build(build: PromptBuild, *, width: int = WIDTH) -> str:
         for warning in build.warnings:
             lines.extend(
                 textwrap.wrap(
-                    _visible(warning)[0],
+                    visible(warning)[0],
                     width=width,
                     initial_indent="  ! ",
                     subsequent_indent="    ",
@@ -130,7 +116,7 @@ def format_build(build: PromptBuild, *, width: int = WIDTH) -> str:
     lines.append("")
     title = f"-- prompt: {_n(prompt.tokens, est)} tokens, sha256 {prompt.digest[:16]} "
     lines.append(title + "-" * max(0, width - len(title)))
-    shown, controls = _visible(prompt.text)
+    shown, controls = visible(prompt.text)
     lines.append(shown)
     lines.append("-" * width)
     if controls:

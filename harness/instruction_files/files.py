@@ -39,12 +39,13 @@ from anyio.abc import TaskStatus
 
 from harness.errors import ArgumentError, StateError
 from harness.instruction_files.cache import CacheKey, CacheTable, CacheTask
-from harness.instruction_files.discovery import resolve_workspace, walk_workspace
+from harness.instruction_files.discovery import walk_workspace
 from harness.instruction_files.models import InstructionSet
 from harness.instruction_files.settings import InstructionFilesSettings
 from harness.instruction_files.stores import InstructionStore, StoreRead, open_store
 from harness.instruction_files.stores.sqlite import source_path
 from harness.runtime import ChildSpec
+from harness.workspace import resolve_workspace
 
 __all__ = ["InstructionFiles", "ResolvedWorkspace"]
 

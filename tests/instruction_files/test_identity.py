@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from harness.instruction_files import InstructionFilesSettings, discover, discovery
+from harness.workspace import identity
 from tests.filesystem import reuses_inodes_at_once, run_python_in_child
 
 Writer = Callable[[str, str | bytes], Path]
@@ -44,7 +45,7 @@ def save_after_first_read(ws: Path, write: Writer, monkeypatch: pytest.MonkeyPat
         read(self, *args)  # type: ignore[arg-type]
         if saved:
             return
-        first = str(args[-2])  # file_rel
+        first = str(args[3])  # file_rel
         other = "b/AGENTS.md" if first == "a/AGENTS.md" else "a/AGENTS.md"
         _atomic_save(ws / first, f"{first} v1\n")
         _atomic_save(ws / other, f"{other} v1\n")
@@ -73,9 +74,9 @@ def test_past_the_descriptor_budget_no_file_is_dropped_either(
     ws: Path, save_after_first_read: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """With no descriptor to spare, single-link files are named by their real path."""
-    empty = discovery._PinBudget()
+    empty = identity.PinBudget()
     monkeypatch.setattr(empty, "_free", 0)
-    monkeypatch.setattr(discovery, "_PINS", empty)
+    monkeypatch.setattr(identity, "PINS", empty)
     for _ in range(10):
         save_after_first_read.clear()
         found = discover(ws, ONE_THREAD)
@@ -87,9 +88,9 @@ def test_duplicates_are_loaded_once_whatever_the_budget(
     ws: Path, write: Writer, monkeypatch: pytest.MonkeyPatch, budget: int | None
 ) -> None:
     if budget is not None:
-        pins = discovery._PinBudget()
+        pins = identity.PinBudget()
         monkeypatch.setattr(pins, "_free", budget)
-        monkeypatch.setattr(discovery, "_PINS", pins)
+        monkeypatch.setattr(identity, "PINS", pins)
     write("a/AGENTS.md", "a rules\n")
     write("m/AGENTS.md", "m rules\n")
     (ws / "b").mkdir()
@@ -117,7 +118,7 @@ def test_pinned_descriptors_are_released_when_the_walk_ends(ws: Path, write: Wri
     found = discover(ws, ONE_THREAD)
     assert len(found.sources) == 40
     assert _open_descriptors() == before
-    assert discovery._PINS._free == discovery._pin_capacity()
+    assert identity.PINS._free == identity.pin_capacity()
 
 
 def test_pinned_descriptors_are_released_when_the_walk_is_cancelled(
@@ -141,7 +142,7 @@ def test_pinned_descriptors_are_released_when_the_walk_is_cancelled(
         discover(ws, ONE_THREAD, stop=stop)
     assert len(reads) == 5
     assert _open_descriptors() == before
-    assert discovery._PINS._free == discovery._pin_capacity()
+    assert identity.PINS._free == identity.pin_capacity()
 
 
 def test_thousands_of_files_under_a_low_descriptor_limit(ws: Path, write: Writer) -> None:

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 from harness.instruction_files import InstructionFilesSettings, discover
-from harness.instruction_files.discovery import SymlinkPolicy, SymlinkRefusal
 from harness.project_context import load_project_context
+from harness.workspace import SymlinkPolicy, SymlinkRefusal
 
 Writer = Callable[[str, str | bytes], Path]
 
@@ -22,15 +22,26 @@ def _link(ws: Path, rel: str, target: str) -> None:
     (ws / rel).symlink_to(target)
 
 
-def _policy(ws: Path) -> SymlinkPolicy:
-    return SymlinkPolicy(os.path.realpath(ws), InstructionFilesSettings().vendored)
+@pytest.fixture
+def policies() -> Iterator[list[SymlinkPolicy]]:
+    made: list[SymlinkPolicy] = []
+    yield made
+    for policy in made:
+        policy.close()
 
 
-def test_refusal_kinds(ws: Path, write: Writer, tmp_path: Path) -> None:
+def _policy(ws: Path, made: list[SymlinkPolicy]) -> SymlinkPolicy:
+    made.append(SymlinkPolicy(os.path.realpath(ws), InstructionFilesSettings().vendored))
+    return made[-1]
+
+
+def test_refusal_kinds(
+    ws: Path, write: Writer, tmp_path: Path, policies: list[SymlinkPolicy]
+) -> None:
     write(".gitignore", "secrets/\n")
     write("docs/.gitignore", "*.key\n")
     root = os.path.realpath(ws)
-    policy = _policy(ws)
+    policy = _policy(ws, policies)
     assert policy.refusal(root) == SymlinkRefusal("workspace")
     assert policy.refusal(os.path.realpath(tmp_path / "outside" / "x.md")) == SymlinkRefusal(
         "outside"
@@ -50,14 +61,16 @@ def test_refusal_kinds(ws: Path, write: Writer, tmp_path: Path) -> None:
     assert policy.refusal(f"{root}/docs/a.md") is None
 
 
-def test_each_gitignore_is_read_once_per_policy(ws: Path, write: Writer) -> None:
+def test_each_gitignore_is_read_once_per_policy(
+    ws: Path, write: Writer, policies: list[SymlinkPolicy]
+) -> None:
     write(".gitignore", "*.env\n")
     root = os.path.realpath(ws)
-    policy = _policy(ws)
+    policy = _policy(ws, policies)
     assert policy.refusal(f"{root}/a.env") is not None
     write(".gitignore", "")  # not re-read: the rules seen first stay in force
     assert policy.refusal(f"{root}/b.env") is not None
-    assert _policy(ws).refusal(f"{root}/b.env") is None  # a new policy reads it afresh
+    assert _policy(ws, policies).refusal(f"{root}/b.env") is None  # a new policy reads it afresh
 
 
 def test_gitignore_that_cannot_be_applied_refuses_the_target(ws: Path, write: Writer) -> None:
@@ -79,7 +92,9 @@ def test_gitignore_that_cannot_be_applied_refuses_the_target(ws: Path, write: Wr
     context = load_project_context(ws)
     assert [unit.id for unit in context.units] == [".AGENTS/glossary.md"]
     [warning] = context.warnings
-    assert warning.startswith(".AGENTS/overview.md: private/.gitignore is over the")
+    assert warning.startswith(
+        ".AGENTS/overview.md: a symlink to private/notes.md, and private/.gitignore is over the"
+    )  # the same words as the instruction-file warning: one wording of a refusal
 
 
 @pytest.mark.parametrize("target", [".git", "node_modules"])

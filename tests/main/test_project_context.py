@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -258,11 +259,11 @@ def test_an_inode_number_reused_by_an_atomic_save_does_not_merge_two_files(
     context.mkdir()
     (context / "overview.md").write_text("overview v0\n")
     (context / "conventions.md").write_text("conventions v0\n")
-    read = project_context._read_capped
+    read = project_context.read_file
     saved: list[bool] = []
 
-    def read_then_save(path: str, cap: int) -> object:
-        found = read(path, cap)
+    def read_then_save(name: str | int, **options: Any) -> object:
+        found = read(name, **options)
         if not saved:  # free the file just read, then give its number to the next new file
             saved.append(True)
             for name in ("overview.md", "conventions.md"):
@@ -271,7 +272,7 @@ def test_an_inode_number_reused_by_an_atomic_save_does_not_merge_two_files(
                 os.replace(staging, context / name)
         return found
 
-    monkeypatch.setattr(project_context, "_read_capped", read_then_save)
+    monkeypatch.setattr(project_context, "read_file", read_then_save)
     for _ in range(10):  # the reuse is likely, not certain: repeat the scenario
         saved.clear()
         found = load_project_context(tmp_path)

@@ -47,9 +47,9 @@ import anyio
 import anyio.lowlevel
 import anyio.to_thread
 
-from harness.instruction_files.discovery import decode, kind_of
 from harness.instruction_files.models import InstructionSource, InstructionStoreError
 from harness.instruction_files.stores import StoreEvents, StoreRead
+from harness.workspace import decode, kind_of
 
 if TYPE_CHECKING:
     from harness.runtime import ChildSpec
