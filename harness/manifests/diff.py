@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from harness.instruction_files.discovery import display_path
+from harness.workspace import display_path
 
 __all__ = [
     "FieldChange",

@@ -42,9 +42,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.instruction_files.discovery import kind_of
 from harness.manifests.errors import ManifestStoreError
 from harness.manifests.record import ManifestRecord
+from harness.workspace import kind_of
 
 __all__ = [
     "SCHEMA_VERSION",
