@@ -40,6 +40,7 @@ import stat
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from harness.errors import ArgumentError
 from harness.instruction_files import InstructionFilesSettings
 from harness.prompt_assembler import Unit
 from harness.workspace import (
@@ -103,7 +104,7 @@ def load_project_context(
     default: those of ``InstructionFilesSettings``. ``Harness`` passes its config's.
     """
     if max_file_bytes < 1:
-        raise ValueError("max_file_bytes must be at least 1")
+        raise ArgumentError("max_file_bytes must be at least 1")
     root = os.path.realpath(workspace)
     prune = InstructionFilesSettings().vendored if vendored is None else vendored
     pins = Pins()

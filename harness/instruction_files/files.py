@@ -141,7 +141,11 @@ class InstructionFiles:
             )
         self._owns_store = store is None and database is not None
         if store is None and database is not None:
-            store = open_store(database, timeout=self._settings.database_timeout)
+            store = open_store(
+                database,
+                timeout=self._settings.database_timeout,
+                listener_heartbeat=self._settings.listener_heartbeat,
+            )
         self._store = store
         self._lock = threading.Lock()
         self._table: CacheTable | None = None

@@ -212,7 +212,7 @@ def test_db_takes_a_url_through_the_store_registry(
 
     opened: list[str] = []
 
-    def factory(url: str, *, timeout: float) -> SqliteInstructionStore:
+    def factory(url: str, *, timeout: float, heartbeat: float) -> SqliteInstructionStore:
         opened.append(url)
         return SqliteInstructionStore(ROOT / "examples/acme.db", timeout=timeout)
 
