@@ -5,7 +5,7 @@
     from datetime import UTC, datetime
     from harness.manifests.provenance import Provenance
 
-    provenance = Provenance("manifests.db")        # checked now, opened by open()
+    provenance = Provenance("manifests.db")        # or a postgresql:// URL; opened by open()
     store = await provenance.open()                # created if missing (its directory must exist)
     spec = provenance.child_spec()                 # the recorder, for the Harness tree
     manifest_id = await provenance.record(prompt, workspace=..., agent=..., project_id=None,
@@ -28,7 +28,7 @@ from pathlib import Path
 from harness.manifests.errors import ManifestStoreError
 from harness.manifests.record import ManifestRecord
 from harness.manifests.recorder import Recorder
-from harness.manifests.store import ManifestStore
+from harness.manifests.store import ManifestStore, is_url
 from harness.prompt_assembler import AssembledPrompt
 from harness.runtime import ChildSpec
 
@@ -45,9 +45,11 @@ class Provenance:
             )
         text = os.fspath(location)
         if not text:
-            raise ManifestStoreError("manifests is empty: give the path of an SQLite file")
-        ManifestStore.open(text)  # refuses what it cannot open (URLs) at once; opens nothing
-        self.path = Path(text).absolute()  # a later chdir must not move it
+            raise ManifestStoreError(
+                "manifests is empty: give the path of an SQLite file or a postgresql:// URL"
+            )
+        # A path is made absolute now: a later chdir must not move it.
+        self.location: str = text if is_url(text) else str(Path(text).absolute())
         self._store: ManifestStore | None = None
         self._recorder = Recorder(None)  # one actor for the Harness's life; the store at open
 
@@ -58,7 +60,7 @@ class Provenance:
 
     async def open(self) -> ManifestStore:
         """Open the store, creating its file if missing (``ManifestStoreError`` if it cannot)."""
-        store = await ManifestStore.open(self.path, create=True)
+        store = await ManifestStore.open(self.location, create=True)
         self._store = self._recorder.store = store
         return store
 

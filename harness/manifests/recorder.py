@@ -116,7 +116,7 @@ class Recorder(Actor):
         return self.store
 
     def _where(self) -> str:
-        return repr(str(self.store.path)) if self.store is not None else "(no store yet)"
+        return self.store.location if self.store is not None else "(no store yet)"
 
     def _not_running(self, why: str) -> ManifestStoreError:
         return ManifestStoreError(

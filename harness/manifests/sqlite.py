@@ -1,61 +1,51 @@
-"""The SQLite file behind ``ManifestStore``: schema, opening checks, group-committed writes.
+"""The SQLite file behind ``ManifestStore`` (the embedded default): schema, checks, writes.
 
-Blocking functions on one ``sqlite3.Connection``; ``harness.manifests.store`` runs them in a
-worker thread, one at a time. For example (blocking, outside an event loop)::
+``ManifestStore.open(path)`` uses it; on its own (the store serialises the calls)::
 
     from pathlib import Path
-    from harness.manifests.sqlite import Identity, open_database, list_rows
+    from harness.manifests.sqlite import SqliteBackend
 
-    connection, identity = open_database(Path("manifests.db"), create=True, timeout=5.0)
-    print(list_rows(connection, agent=None, project_id=None, limit=10))
+    backend = await SqliteBackend.open(Path("manifests.db"), create=True, wait=5.0)
+    print(await backend.rows(agent=None, project_id=None, limit=10))
+    await backend.close()
 
 Design notes:
 - Durability: WAL with ``synchronous=FULL``: every commit syncs the WAL before it returns, so
   a build whose record has been committed survives the process being killed AND the machine
   losing power (as far as the disk honours fsync). ``NORMAL`` with WAL would survive a killed
   process only; group commit (many records per transaction, one sync) pays for FULL.
-- Layout: ``manifest_texts`` holds every unit text once, as its UTF-8 bytes under their
-  sha256; ``manifest_parts`` holds each layer's manifest entry once (zlib-compressed JSON under
-  the sha256 of the JSON), so identical builds share their layers and texts; ``manifests``
-  holds one row per build: its id, the columns ``list`` filters on, and the rest of its
-  manifest (zlib-compressed JSON) with each layer replaced by its part's address. It is a
-  rowid table: a WITHOUT ROWID table would push each row of about a kilobyte into overflow
+- Layout (``harness.manifests.codec``): ``manifests`` (one row per build), ``manifest_parts``
+  (layers) and ``manifest_texts`` (unit texts), the last two content-addressed. ``manifests``
+  is a rowid table: a WITHOUT ROWID table would push each row of about a kilobyte into overflow
   pages and quadruple the growth per build.
 - Opening checks, each a ``ManifestStoreError`` saying what to do: a missing file (unless
   ``create``), something that is not a regular file, a file that is not SQLite, an SQLite
   database of something else (tables but no ``harness_schema`` row), a schema newer than this
   harness reads, a damaged schema. Only bound parameters reach SQL.
+- Every call runs in a worker thread (the event loop never waits on the disk), and is never
+  abandoned by a cancelled caller: a write in flight finishes.
 - Before each write the path is checked to still name the opened file: writes to a file whose
   directory was removed (or that was replaced) would land in an orphaned inode and be lost.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import sqlite3
 import stat
-import zlib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TypeVar
 
+import anyio
+import anyio.to_thread
+
+from harness.manifests.codec import Batch, Row
 from harness.manifests.errors import ManifestStoreError
-from harness.manifests.record import ManifestRecord
 from harness.workspace import kind_of
 
-__all__ = [
-    "SCHEMA_VERSION",
-    "Identity",
-    "Written",
-    "list_rows",
-    "open_database",
-    "read_manifest",
-    "read_texts",
-    "write_records",
-]
+__all__ = ["SCHEMA_VERSION", "Identity", "SqliteBackend", "explain", "open_database"]
 
 SCHEMA_VERSION = 1
 _COMPONENT = "manifests"
@@ -216,28 +206,6 @@ def open_database(
     return connection, Identity(path, info.st_dev, info.st_ino)
 
 
-def _json(value: Any) -> bytes:
-    text = json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
-    return text.encode("utf-8", "surrogatepass")
-
-
-def _unjson(data: bytes) -> Any:
-    return json.loads(data.decode("utf-8", "surrogatepass"))
-
-
-def _inflate(path: Path, blob: object, what: str) -> Any:
-    """Decompress and parse a stored JSON blob; a damaged one is a ``ManifestStoreError``."""
-    try:
-        if not isinstance(blob, bytes):
-            raise TypeError(f"a {type(blob).__name__}, not a BLOB")
-        return _unjson(zlib.decompress(blob))
-    except (zlib.error, TypeError, ValueError) as exc:
-        raise ManifestStoreError(
-            f"{_where(path)} is damaged: {what} cannot be read ({exc}): restore the store "
-            "from a backup"
-        ) from None
-
-
 def _check_identity(identity: Identity) -> None:
     try:
         info = os.stat(identity.path)
@@ -254,101 +222,22 @@ def _check_identity(identity: Identity) -> None:
         )
 
 
-class Written:
-    """Addresses (texts and layer parts) this connection has committed, most recent last.
-
-    A build like the last one then costs no compression and no blob for what is stored
-    already; bounded (oldest forgotten first). Only an optimisation: a forgotten address is
-    simply written again (``INSERT OR IGNORE``). Rows deleted behind the store's back are not
-    noticed until forgotten, and replay then reports their units' texts as missing.
-    """
-
-    def __init__(self, limit: int = 65_536) -> None:
-        self._seen: dict[str, None] = {}
-        self._limit = limit
-        self._layers: dict[str, tuple[Mapping[str, Any], str, bytes]] = {}
-
-    def layer_address(self, layer: Mapping[str, Any], parts: dict[str, bytes]) -> str:
-        """The address of a layer's part; a new part is added to ``parts``.
-
-        A layer equal to the last one of its name (compared in C, cheaper than encoding it)
-        reuses its address and compressed part: consecutive builds of one agent mostly share
-        their layers. (A recorded manifest is not to be changed afterwards: it is compared.)
-        """
-        name = str(layer.get("name"))
-        last = self._layers.get(name)
-        if last is not None and last[0] == layer:
-            _, address, compressed = last
-        else:
-            body = _json(layer)
-            address = hashlib.sha256(body).hexdigest()
-            compressed = zlib.compress(body)
-            self._layers[name] = (layer, address, compressed)
-        if address not in self._seen and address not in parts:
-            parts[address] = compressed
-        return address
-
-    def __contains__(self, address: object) -> bool:
-        return address in self._seen
-
-    def add(self, addresses: Iterable[str]) -> None:
-        seen = self._seen
-        for address in addresses:
-            seen.pop(address, None)
-            seen[address] = None
-        while len(seen) > self._limit:
-            del seen[next(iter(seen))]
-
-
-def _split(record: ManifestRecord, written: Written, parts: dict[str, bytes]) -> bytes:
-    """The row's manifest (layers replaced by addresses); new parts are added to ``parts``."""
-    header = dict(record.manifest)
-    header["layers"] = [written.layer_address(layer, parts) for layer in header["layers"]]
-    return zlib.compress(_json(header), 1)
-
-
-def write_records(
-    connection: sqlite3.Connection,
-    identity: Identity,
-    records: Sequence[ManifestRecord],
-    written: Written | None = None,
-) -> None:
-    """Write every record in ONE transaction (group commit); all or none of them lands."""
-    known = written if written is not None else Written(0)
-    rows = []
-    parts: dict[str, bytes] = {}
-    texts: dict[str, bytes] = {}
-    for record in records:
-        header = _split(record, known, parts)
-        for address, text in record.texts.items():
-            if address not in known and address not in texts:
-                texts[address] = text.encode("utf-8", "surrogatepass")
-        manifest = record.manifest
-        rows.append(
-            (
-                record.manifest_id,
-                manifest["requested_at"],
-                manifest["agent"],
-                manifest["project_id"],
-                manifest["workspace"],
-                manifest["digest"],
-                header,
-            )
-        )
+def _write(connection: sqlite3.Connection, identity: Identity, batch: Batch) -> None:
     _check_identity(identity)
     try:
         connection.execute("BEGIN IMMEDIATE")
         try:
             connection.executemany(
                 "INSERT OR IGNORE INTO manifest_texts (sha256, body) VALUES (?, ?)",
-                texts.items(),
+                batch.texts.items(),
             )
             connection.executemany(
                 "INSERT OR IGNORE INTO manifest_parts (sha256, body) VALUES (?, ?)",
-                parts.items(),
+                batch.parts.items(),
             )
             connection.executemany(
-                f"INSERT INTO manifests ({_LIST_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)", rows
+                f"INSERT INTO manifests ({_LIST_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                batch.rows,
             )
             connection.execute("COMMIT")
         except BaseException:
@@ -356,63 +245,31 @@ def write_records(
                 connection.execute("ROLLBACK")
             raise
     except sqlite3.Error as exc:
-        raise explain(identity.path, exc, f"recording {len(records)} build(s)") from exc
-    known.add(texts)
-    known.add(parts)
+        raise explain(identity.path, exc, f"recording {len(batch.rows)} build(s)") from exc
 
 
-def _expand(connection: sqlite3.Connection, path: Path, header: bytes) -> dict[str, Any]:
-    manifest: dict[str, Any] = _inflate(path, header, "a manifest row")
-    layers = []
-    for address in manifest["layers"]:
-        row = connection.execute(
-            "SELECT body FROM manifest_parts WHERE sha256 = ?", (address,)
-        ).fetchone()
-        if row is None:
-            raise ManifestStoreError(
-                f"{_where(path)} is damaged: manifest {manifest.get('manifest_id')!r} points "
-                f"to a missing layer record {address}: restore the store from a backup"
-            )
-        try:
-            body = zlib.decompress(row[0])
-        except (zlib.error, TypeError):
-            body = b""
-        if hashlib.sha256(body).hexdigest() != address:
-            raise ManifestStoreError(
-                f"{_where(path)} is damaged: the layer record {address} of manifest "
-                f"{manifest.get('manifest_id')!r} does not match its address: restore the "
-                "store from a backup"
-            )
-        layers.append(_unjson(body))
-    manifest["layers"] = layers
-    return manifest
-
-
-def read_manifest(
-    connection: sqlite3.Connection, path: Path, manifest_id: str
-) -> dict[str, Any] | None:
-    """The recorded manifest of ``manifest_id`` in full, or None when there is none."""
+def _lookup(
+    connection: sqlite3.Connection, path: Path, table: str, addresses: Iterable[str]
+) -> dict[str, bytes]:
+    found: dict[str, bytes] = {}
+    query = f"SELECT body FROM {table} WHERE sha256 = ?"  # table: one of ours, never input
     try:
-        row = connection.execute(
-            "SELECT manifest FROM manifests WHERE manifest_id = ?", (manifest_id,)
-        ).fetchone()
-        return None if row is None else _expand(connection, path, row[0])
+        for address in dict.fromkeys(addresses):
+            row = connection.execute(query, (address,)).fetchone()
+            if row is not None and isinstance(row[0], bytes):
+                found[address] = row[0]
     except sqlite3.Error as exc:
-        raise explain(path, exc, f"reading manifest {manifest_id!r}") from exc
+        raise explain(path, exc, f"reading {table}") from exc
+    return found
 
 
-_SUMMARY_KEYS = ("tokens", "estimated", "tokenizer", "harness_version")
-
-
-def list_rows(
+def _rows(
     connection: sqlite3.Connection,
     path: Path,
-    *,
     agent: str | None,
     project_id: str | None,
     limit: int,
-) -> list[dict[str, Any]]:
-    """Summaries of the newest ``limit`` builds, newest first, filtered when asked."""
+) -> list[Row]:
     clauses, values = [], []
     if agent is not None:
         clauses.append("agent = ?")
@@ -423,37 +280,66 @@ def list_rows(
     where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
     query = f"SELECT {_LIST_COLUMNS} FROM manifests{where} ORDER BY manifest_id DESC LIMIT ?"
     try:
-        rows = connection.execute(query, (*values, limit)).fetchall()
+        return connection.execute(query, (*values, limit)).fetchall()
     except sqlite3.Error as exc:
         raise explain(path, exc, "listing manifests") from exc
-    result = []
-    for manifest_id, requested_at, row_agent, row_project, workspace, digest, header in rows:
-        manifest = _inflate(path, header, f"manifest {manifest_id!r}")
-        summary: dict[str, Any] = {
-            "manifest_id": manifest_id,
-            "requested_at": requested_at,
-            "agent": row_agent,
-            "project_id": row_project,
-            "workspace": workspace,
-            "digest": digest,
-        }
-        summary.update({key: manifest.get(key) for key in _SUMMARY_KEYS})
-        result.append(summary)
-    return result
 
 
-def read_texts(
-    connection: sqlite3.Connection, path: Path, addresses: Iterable[str]
-) -> Mapping[str, bytes]:
-    """The stored bytes at each address that has any (missing addresses are left out)."""
-    found: dict[str, bytes] = {}
+def _row(connection: sqlite3.Connection, path: Path, manifest_id: str) -> bytes | None:
     try:
-        for address in dict.fromkeys(addresses):
-            row = connection.execute(
-                "SELECT body FROM manifest_texts WHERE sha256 = ?", (address,)
-            ).fetchone()
-            if row is not None and isinstance(row[0], bytes):
-                found[address] = row[0]
+        row = connection.execute(
+            "SELECT manifest FROM manifests WHERE manifest_id = ?", (manifest_id,)
+        ).fetchone()
     except sqlite3.Error as exc:
-        raise explain(path, exc, "reading stored texts") from exc
-    return found
+        raise explain(path, exc, f"reading manifest {manifest_id!r}") from exc
+    return None if row is None else row[0]
+
+
+_T = TypeVar("_T")
+
+
+class SqliteBackend:
+    """One store file on one connection; each call runs in a worker thread (module notes)."""
+
+    def __init__(self, connection: sqlite3.Connection, identity: Identity) -> None:
+        self._connection = connection
+        self._identity = identity
+        self.path: Path | None = identity.path
+        self.where = _where(identity.path)
+
+    @classmethod
+    async def open(cls, path: Path, *, create: bool, wait: float) -> SqliteBackend:
+        """Open (or create) the file in a worker thread; ``wait`` bounds lock waits."""
+        connection, identity = await anyio.to_thread.run_sync(
+            lambda: open_database(path, create=create, timeout=wait)
+        )
+        return cls(connection, identity)
+
+    async def _call(self, operation: Callable[[], _T]) -> _T:
+        return await anyio.to_thread.run_sync(operation)
+
+    async def write(self, batch: Batch) -> None:
+        await self._call(lambda: _write(self._connection, self._identity, batch))
+
+    async def row(self, manifest_id: str) -> bytes | None:
+        path = self._identity.path
+        return await self._call(lambda: _row(self._connection, path, manifest_id))
+
+    async def parts(self, addresses: Sequence[str]) -> dict[str, bytes]:
+        path = self._identity.path
+        return await self._call(
+            lambda: _lookup(self._connection, path, "manifest_parts", addresses)
+        )
+
+    async def texts(self, addresses: Sequence[str]) -> dict[str, bytes]:
+        path = self._identity.path
+        return await self._call(
+            lambda: _lookup(self._connection, path, "manifest_texts", addresses)
+        )
+
+    async def rows(self, *, agent: str | None, project_id: str | None, limit: int) -> list[Row]:
+        path = self._identity.path
+        return await self._call(lambda: _rows(self._connection, path, agent, project_id, limit))
+
+    async def close(self) -> None:
+        await self._call(self._connection.close)

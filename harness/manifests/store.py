@@ -1,4 +1,4 @@
-"""``ManifestStore``: recorded builds, on SQLite, read and written without blocking the loop.
+"""``ManifestStore``: recorded builds, read and written without blocking the event loop.
 
 ::
 
@@ -14,54 +14,67 @@
 
     anyio.run(main)
 
-Design notes: one SQLite connection per store (``harness.manifests.sqlite`` holds the file
-format and the durability promise). Every operation runs in a worker thread, one at a time
-(an ``anyio.Lock``), so the event loop never waits on the disk; a worker thread is never
-abandoned by a cancelled caller (the operation is short and finishes, then the cancellation is
-delivered), so a write is never left half done by cancellation. ``record`` takes many builds
-and commits them in one transaction: the recorder's group commit. ``open`` of a missing file
-raises; ``open(path, create=True)`` (what ``Harness(manifests=path)`` uses) creates it when its
-directory exists.
+Design notes: a store is a backend (``harness.manifests.sqlite``, the embedded default, or
+``harness.manifests.postgres`` for a ``postgresql://`` URL) plus the layout of
+``harness.manifests.codec``. Operations run one at a time (an ``anyio.Lock``): one connection,
+never shared between two statements. ``record`` takes many builds and commits them in one
+transaction: the recorder's group commit. ``open`` of a missing store raises;
+``open(location, create=True)`` (what ``Harness(manifests=...)`` uses) creates it (a file
+whose directory exists, or the tables in an existing PostgreSQL database).
 """
 
 from __future__ import annotations
 
 import builtins
 import os
-import sqlite3
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Awaitable, Callable, Generator, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Self, TypeVar
+from typing import Any, Protocol, Self, TypeVar
 
 import anyio
 import anyio.to_thread
 
-from harness.manifests import sqlite as backend
+from harness.errors import ArgumentError
+from harness.manifests import codec
+from harness.manifests.codec import Batch, Row
 from harness.manifests.diff import ManifestDiff, diff_manifests
 from harness.manifests.errors import ManifestNotFound, ManifestStoreError
 from harness.manifests.record import ManifestRecord
 from harness.manifests.replay import Replay, replay_manifest
 from harness.tokenizer import Tokenizer
 
-__all__ = ["ManifestStore"]
+__all__ = ["Backend", "ManifestStore"]
 
 _T = TypeVar("_T")
+_URL_SCHEMES = ("postgresql://", "postgres://")
+
+
+class Backend(Protocol):
+    """Where a store's rows live (SQLite or PostgreSQL); called one operation at a time."""
+
+    where: str  # "manifest store '<path or redacted URL>'", for messages
+    path: Path | None  # the file, for SQLite
+
+    async def write(self, batch: Batch) -> None: ...
+    async def row(self, manifest_id: str) -> bytes | None: ...
+    async def parts(self, addresses: Sequence[str]) -> dict[str, bytes]: ...
+    async def texts(self, addresses: Sequence[str]) -> dict[str, bytes]: ...
+    async def rows(
+        self, *, agent: str | None, project_id: str | None, limit: int
+    ) -> builtins.list[Row]: ...
+    async def close(self) -> None: ...
 
 
 class _Opening:
     """What ``ManifestStore.open`` returns: await it, or use it with ``async with``."""
 
-    def __init__(self, path: Path, create: bool, timeout: float) -> None:
-        self._args = (path, create, timeout)
+    def __init__(self, opener: Callable[[], Awaitable[Backend]]) -> None:
+        self._opener = opener
         self._store: ManifestStore | None = None
 
     async def _open(self) -> ManifestStore:
-        path, create, timeout = self._args
-        connection, identity = await anyio.to_thread.run_sync(
-            lambda: backend.open_database(path, create=create, timeout=timeout)
-        )
-        return ManifestStore(connection, identity)
+        return ManifestStore(await self._opener())
 
     def __await__(self) -> Generator[Any, None, ManifestStore]:
         return self._open().__await__()
@@ -80,44 +93,59 @@ class _Opening:
             await self._store.close()
 
 
+def is_url(location: str) -> bool:
+    """True for a ``postgresql://`` / ``postgres://`` URL (else: an SQLite path)."""
+    return location.startswith(_URL_SCHEMES)
+
+
 class ManifestStore:
     """Recorded builds: ``record``, ``get``, ``list``, ``replay``, ``diff`` (module notes)."""
 
-    def __init__(self, connection: sqlite3.Connection, identity: backend.Identity) -> None:
-        """Use :meth:`open`; this wraps an already opened and checked connection."""
-        self._connection: sqlite3.Connection | None = connection
-        self._identity = identity
+    def __init__(self, backend: Backend) -> None:
+        """Use :meth:`open`; this wraps an opened and checked backend."""
+        self._backend: Backend | None = backend
+        self._where = backend.where
+        self._path = backend.path
         self._lock = anyio.Lock()
-        self._written = backend.Written()
+        self._written = codec.Written()
 
     @classmethod
     def open(
         cls, location: str | os.PathLike[str], *, create: bool = False, timeout: float = 5.0
     ) -> _Opening:
-        """Open the store at ``location`` (an SQLite file); ``await`` it or ``async with`` it.
+        """Open the store at ``location`` (an SQLite path or a ``postgresql://`` URL); ``await``
+        it or ``async with`` it.
 
-        A missing file raises ``ManifestStoreError`` unless ``create`` (then its directory must
-        exist); so do a foreign or corrupt file and a newer schema. ``timeout`` bounds lock
-        waits on the file.
+        A missing store raises ``ManifestStoreError`` unless ``create`` (then a file's directory
+        must exist); so do a foreign or corrupt file and a newer schema. ``timeout`` bounds lock
+        waits (SQLite) or connecting and each statement (PostgreSQL).
         """
         text = os.fspath(location)
-        if text.startswith(("postgresql://", "postgres://")):
-            raise ManifestStoreError(
-                "PostgreSQL manifest stores are not supported yet: record to an SQLite file path"
-            )
-        return _Opening(Path(text).absolute(), create, timeout)
+        if is_url(text):
+            from harness.manifests.postgres import PostgresBackend
+
+            return _Opening(lambda: PostgresBackend.open(text, create=create, wait=timeout))
+        from harness.manifests.sqlite import SqliteBackend
+
+        path = Path(text).absolute()
+        return _Opening(lambda: SqliteBackend.open(path, create=create, wait=timeout))
 
     @property
-    def path(self) -> Path:
-        """The store's file."""
-        return self._identity.path
+    def path(self) -> Path | None:
+        """The store's file (None for a PostgreSQL store)."""
+        return self._path
+
+    @property
+    def location(self) -> str:
+        """Where the store is, as messages name it (a PostgreSQL password never shows)."""
+        return self._where
 
     @property
     def closed(self) -> bool:
-        return self._connection is None
+        return self._backend is None
 
     def __repr__(self) -> str:
-        return f"<ManifestStore {str(self.path)!r}{' closed' if self.closed else ''}>"
+        return f"<ManifestStore {self._where}{' closed' if self.closed else ''}>"
 
     async def __aenter__(self) -> Self:
         return self
@@ -131,51 +159,56 @@ class ManifestStore:
         await self.close()
 
     async def close(self) -> None:
-        """Close the file (after any operation in flight); idempotent."""
+        """Close the store (after any operation in flight); idempotent."""
         async with self._lock:
-            connection, self._connection = self._connection, None
-            if connection is not None:
-                await anyio.to_thread.run_sync(connection.close)
+            backend, self._backend = self._backend, None
+            if backend is not None:
+                await backend.close()
 
-    async def _run(self, operation: Callable[[sqlite3.Connection], _T]) -> _T:
+    async def _run(self, operation: Callable[[Backend], Awaitable[_T]]) -> _T:
         async with self._lock:
-            connection = self._connection
-            if connection is None:
+            backend = self._backend
+            if backend is None:
                 raise ManifestStoreError(
-                    f"manifest store {str(self.path)!r} is closed: open it again "
-                    "(ManifestStore.open) or use it inside its `async with`"
+                    f"{self._where} is closed: open it again (ManifestStore.open) or use it "
+                    "inside its `async with`"
                 )
-            return await anyio.to_thread.run_sync(operation, connection)
+            return await operation(backend)
 
     async def record(self, *records: ManifestRecord) -> None:
         """Store ``records`` durably, all in ONE transaction: all of them land, or none."""
-        if records:
-            identity, written = self._identity, self._written
-            await self._run(lambda c: backend.write_records(c, identity, records, written))
+        if not records:
+            return
+        written = self._written
+        batch = codec.encode(records, written)
+        await self._run(lambda backend: backend.write(batch))
+        written.add(batch.texts)  # committed: later builds need not send these again
+        written.add(batch.parts)
 
     async def get(self, manifest_id: str) -> dict[str, Any]:
         """The manifest of ``manifest_id`` as recorded; ``ManifestNotFound`` if unknown."""
-        path = self.path
-        found = await self._run(lambda c: backend.read_manifest(c, path, manifest_id))
-        if found is None:
-            raise ManifestNotFound(manifest_id, f"manifest store {str(path)!r}")
-        return found
+        blob = await self._run(lambda backend: backend.row(manifest_id))
+        if blob is None:
+            raise ManifestNotFound(manifest_id, self._where)
+        header = codec.inflate(self._where, blob, f"manifest {manifest_id!r}")
+        addresses = [str(address) for address in header["layers"]]
+        parts = await self._run(lambda backend: backend.parts(addresses))
+        return codec.expand(self._where, header, parts)
 
     async def list(
         self, *, agent: str | None = None, project_id: str | None = None, limit: int = 100
     ) -> builtins.list[dict[str, Any]]:
         """Summaries of recorded builds, newest first, filtered by agent and/or project."""
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
-            raise ValueError(f"limit must be a whole number >= 0, got {limit!r}")
-        path = self.path
-        return await self._run(
-            lambda c: backend.list_rows(c, path, agent=agent, project_id=project_id, limit=limit)
+            raise ArgumentError(f"limit must be a whole number >= 0, got {limit!r}")
+        rows = await self._run(
+            lambda backend: backend.rows(agent=agent, project_id=project_id, limit=limit)
         )
+        return [codec.summary(self._where, row) for row in rows]
 
     async def texts(self, addresses: Sequence[str]) -> dict[str, bytes]:
         """The stored bytes at each address that has any (others are left out)."""
-        path = self.path
-        return dict(await self._run(lambda c: backend.read_texts(c, path, addresses)))
+        return await self._run(lambda backend: backend.texts(addresses))
 
     async def replay(self, manifest_id: str, *, tokenizer: Tokenizer | None = None) -> Replay:
         """Rebuild ``manifest_id`` from its stored inputs and compare it with the record.

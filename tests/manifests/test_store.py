@@ -272,11 +272,6 @@ async def test_a_directory_or_fifo_is_refused_without_blocking(tmp_path: Path) -
             await ManifestStore.open(tmp_path, create=True)
 
 
-async def test_postgresql_urls_say_they_are_not_supported() -> None:
-    with pytest.raises(ManifestStoreError, match="PostgreSQL"):
-        ManifestStore.open("postgresql://localhost/db")
-
-
 # ------------------------------------------------------------------------------ writing fails
 
 

@@ -1,0 +1,174 @@
+"""How a recorded build is laid out in any store: rows, shared layer parts and shared texts.
+
+Pure (no I/O); every backend (SQLite, PostgreSQL) stores what this module encodes::
+
+    from harness.manifests.codec import Written, encode
+
+    batch = encode(records, Written())   # rows for ``manifests``, new parts, new texts
+    # ... the backend writes batch.rows, batch.parts and batch.texts in ONE transaction ...
+
+Design notes:
+- A build is one row: its id, the columns ``list`` filters on, and the rest of its manifest as
+  zlib-compressed JSON in which each layer is replaced by the sha256 of that layer's JSON. The
+  layers themselves are "parts" (zlib JSON under that address) and every unit text is stored
+  as its UTF-8 bytes under its own sha256: identical builds share their parts and texts, so an
+  additional identical build costs one row (about 1.2 KB).
+- ``Written`` remembers what a store has committed (bounded), so a build like the previous one
+  costs no compression and no blob for what is stored already; a layer equal to the last one
+  of its name is not even encoded again (dict comparison in C is cheaper than JSON).
+- Reading checks every part against its address: a damaged part is a ``ManifestStoreError``
+  (restore the store); texts are checked by replay, which names each bad unit instead.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import zlib
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from harness.manifests.errors import ManifestStoreError
+from harness.manifests.record import ManifestRecord
+
+__all__ = ["Batch", "Row", "Written", "encode", "expand", "inflate", "summary"]
+
+Row = tuple[str, str, str, str | None, str, str, bytes]
+"""(manifest_id, requested_at, agent, project_id, workspace, digest, manifest blob)."""
+
+_SUMMARY_KEYS = ("tokens", "estimated", "tokenizer", "harness_version")
+
+
+def _json(value: Any) -> bytes:
+    text = json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    return text.encode("utf-8", "surrogatepass")
+
+
+class Written:
+    """Addresses (texts and layer parts) a store has committed, most recent last (bounded).
+
+    Only an optimisation: a forgotten address is simply written again (the insert ignores a
+    conflict). Rows deleted behind the store's back are not noticed until forgotten, and a
+    replay then reports their units' texts as missing.
+    """
+
+    def __init__(self, limit: int = 65_536) -> None:
+        self._seen: dict[str, None] = {}
+        self._limit = limit
+        self._layers: dict[str, tuple[Mapping[str, Any], str, bytes]] = {}
+
+    def __contains__(self, address: object) -> bool:
+        return address in self._seen
+
+    def layer_address(self, layer: Mapping[str, Any], parts: dict[str, bytes]) -> str:
+        """The address of a layer's part; a part not known to be stored is added to ``parts``.
+
+        (A recorded manifest is not to be changed afterwards: it is compared with the next.)
+        """
+        name = str(layer.get("name"))
+        last = self._layers.get(name)
+        if last is not None and last[0] == layer:
+            _, address, compressed = last
+        else:
+            body = _json(layer)
+            address = hashlib.sha256(body).hexdigest()
+            compressed = zlib.compress(body)
+            self._layers[name] = (layer, address, compressed)
+        if address not in self._seen and address not in parts:
+            parts[address] = compressed
+        return address
+
+    def add(self, addresses: Iterable[str]) -> None:
+        """Remember ``addresses`` as committed (call after the transaction committed)."""
+        seen = self._seen
+        for address in addresses:
+            seen.pop(address, None)
+            seen[address] = None
+        while len(seen) > self._limit:
+            del seen[next(iter(seen))]
+
+
+@dataclass(slots=True)
+class Batch:
+    """What one transaction writes: the builds' rows, and the parts and texts not yet stored."""
+
+    rows: list[Row] = field(default_factory=list)
+    parts: dict[str, bytes] = field(default_factory=dict)
+    texts: dict[str, bytes] = field(default_factory=dict)
+
+
+def encode(records: Sequence[ManifestRecord], written: Written) -> Batch:
+    """The batch that stores ``records`` (see the module notes)."""
+    batch = Batch()
+    for record in records:
+        manifest = record.manifest
+        header = dict(manifest)
+        header["layers"] = [written.layer_address(x, batch.parts) for x in manifest["layers"]]
+        for address, text in record.texts.items():
+            if address not in written and address not in batch.texts:
+                batch.texts[address] = text.encode("utf-8", "surrogatepass")
+        batch.rows.append(
+            (
+                record.manifest_id,
+                manifest["requested_at"],
+                manifest["agent"],
+                manifest["project_id"],
+                manifest["workspace"],
+                manifest["digest"],
+                zlib.compress(_json(header), 1),
+            )
+        )
+    return batch
+
+
+def inflate(where: str, blob: object, what: str) -> Any:
+    """Decompress and parse a stored JSON blob; a damaged one is a ``ManifestStoreError``."""
+    try:
+        if not isinstance(blob, bytes):
+            raise TypeError(f"a {type(blob).__name__}, not a BLOB")
+        return json.loads(zlib.decompress(blob).decode("utf-8", "surrogatepass"))
+    except (zlib.error, TypeError, ValueError) as exc:
+        raise ManifestStoreError(
+            f"{where} is damaged: {what} cannot be read ({exc}): restore the store from a backup"
+        ) from None
+
+
+def expand(where: str, header: dict[str, Any], parts: Mapping[str, bytes]) -> dict[str, Any]:
+    """The full manifest: ``header`` (an inflated row) with its layers put back from ``parts``."""
+    layers = []
+    name = header.get("manifest_id")
+    for address in header["layers"]:
+        blob = parts.get(address)
+        if blob is None:
+            raise ManifestStoreError(
+                f"{where} is damaged: manifest {name!r} points to a missing layer record "
+                f"{address}: restore the store from a backup"
+            )
+        try:
+            body = zlib.decompress(blob)
+        except (zlib.error, TypeError):
+            body = b""
+        if hashlib.sha256(body).hexdigest() != address:
+            raise ManifestStoreError(
+                f"{where} is damaged: the layer record {address} of manifest {name!r} does "
+                "not match its address: restore the store from a backup"
+            )
+        layers.append(json.loads(body.decode("utf-8", "surrogatepass")))
+    return {**header, "layers": layers}
+
+
+def summary(where: str, row: Sequence[Any]) -> dict[str, Any]:
+    """What ``list`` returns for one row (``Row`` order)."""
+    manifest_id, requested_at, agent, project_id, workspace, digest, blob = row
+    manifest = inflate(where, blob, f"manifest {manifest_id!r}")
+    found: dict[str, Any] = {
+        "manifest_id": manifest_id,
+        "requested_at": requested_at,
+        "agent": agent,
+        "project_id": project_id,
+        "workspace": workspace,
+        "digest": digest,
+    }
+    found.update({key: manifest.get(key) for key in _SUMMARY_KEYS})
+    return found
