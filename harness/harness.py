@@ -45,6 +45,7 @@ from harness.instruction_files import InstructionFiles, InstructionSet
 from harness.instruction_files.stores import InstructionStore
 from harness.project_context import ProjectContext, load_project_context
 from harness.prompt_assembler import AssembledPrompt, Unit, assemble, merge_budgets
+from harness.prompt_assembler.budgets import PER_CALL_HINT
 from harness.runtime import ChildSpec, Supervisor
 from harness.tokenizer import ApproximateTokenizer, looks_like_path
 
@@ -70,8 +71,8 @@ LayerInput = str | Unit | Sequence[Unit | str]
 class PromptBuild:
     """An assembled prompt with everything needed to explain it (what ``debug`` prints).
 
-    ``warnings`` holds every discovery warning (instruction files, then ``.AGENTS/``) and a
-    note when per-call budgets overflow the input envelope. ``slack`` is the envelope minus
+    ``warnings`` holds every discovery warning (instruction files, then ``.AGENTS/``).
+    ``slack`` is the envelope minus
     the budgets; ``headroom`` is the envelope minus the tokens the prompt actually uses.
     """
 
@@ -253,8 +254,13 @@ class Harness:
         return self._tokenizers[name]
 
     def effective_budgets(self, budgets: Mapping[str, int] | None = None) -> dict[str, int]:
-        """Config budgets with per-call ``budgets`` merged over them; bad names raise."""
-        return merge_budgets(budgets, self.config.budgets.as_mapping())
+        """Config budgets with per-call ``budgets`` merged over them, checked by the same rule
+        as a config file's: bad names or values, or a total over the input envelope, raise
+        ``BudgetError`` (a ``ValueError``)."""
+        config = self.config
+        return merge_budgets(
+            budgets, config.budgets.as_mapping(), envelope=config.envelope, hint=PER_CALL_HINT
+        )
 
     async def project_context(self, workspace: str | os.PathLike[str]) -> ProjectContext:
         """The workspace's ``.AGENTS/`` units, read off the event loop under the config's rules."""
@@ -324,12 +330,6 @@ class Harness:
         warnings = [*instruction_set.warnings, *project_context.warnings]
         warnings.extend(_emptied_by_budget(prompt))
         envelope = self.config.envelope
-        total = sum(merged.values())
-        if total > envelope.input_tokens:
-            warnings.append(
-                f"the layer budgets total {total} tokens, over the input envelope of "
-                f"{envelope.input_tokens} by {total - envelope.input_tokens}"
-            )
         if self._provenance is not None:  # durable before the prompt is handed out, or no prompt
             manifest_id = await self._provenance.record(
                 prompt,

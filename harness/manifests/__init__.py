@@ -16,7 +16,7 @@ fetched, replayed (rebuilt from the stored inputs and checked byte for byte) and
     anyio.run(main)
 
 Parts: ``store`` (the async API), ``sqlite`` (the file format and durability), ``record``
-(what one build is), ``inputs`` (units by address), ``replay`` and ``diff`` (pure), ``ids``,
+(what one build is), ``replay`` and ``diff`` (pure), ``ids``,
 ``recorder`` (the actor), ``provenance`` (the Harness side), ``commands`` (the CLI's part).
 
 The names below are imported on first use (PEP 562), so the command line can register its

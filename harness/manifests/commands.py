@@ -33,7 +33,9 @@ def add_commands(commands: Any) -> None:
         help="list the builds recorded in a manifest store, newest first",
         description="List the builds recorded in the store PATH, newest first.",
     )
-    listing.add_argument("store", metavar="PATH", help="the manifest store: an SQLite file or a postgresql:// URL")
+    listing.add_argument(
+        "store", metavar="PATH", help="the manifest store: an SQLite file or a postgresql:// URL"
+    )
     listing.add_argument("--agent", metavar="SLUG", help="only this agent's builds")
     listing.add_argument("--project-id", metavar="ID", help="only this project's builds")
     listing.add_argument("--limit", type=_limit, default=100, metavar="N", help="default 100")
@@ -47,7 +49,9 @@ def add_commands(commands: Any) -> None:
             "the record: exit 0 identical, 1 different (each difference printed), 2 bad input."
         ),
     )
-    replay.add_argument("store", metavar="PATH", help="the manifest store: an SQLite file or a postgresql:// URL")
+    replay.add_argument(
+        "store", metavar="PATH", help="the manifest store: an SQLite file or a postgresql:// URL"
+    )
     replay.add_argument("manifest_id", metavar="MANIFEST_ID")
     replay.add_argument("--json", action="store_true", help="the outcome as JSON")
 
@@ -60,7 +64,9 @@ def add_commands(commands: Any) -> None:
             "or not they differ, 2 for bad input."
         ),
     )
-    diff.add_argument("store", metavar="PATH", help="the manifest store: an SQLite file or a postgresql:// URL")
+    diff.add_argument(
+        "store", metavar="PATH", help="the manifest store: an SQLite file or a postgresql:// URL"
+    )
     diff.add_argument("id_a", metavar="ID_A")
     diff.add_argument("id_b", metavar="ID_B")
     diff.add_argument("--json", action="store_true", help="the differences as JSON")

@@ -134,9 +134,10 @@ def _units(layer: Mapping[str, Any]) -> dict[str, UnitRef]:
     truncated = {unit["id"] for unit in layer.get("units", ()) if unit.get("truncated")}
     reasons = {unit["id"]: unit.get("reason") for unit in layer.get("dropped_units", ())}
     kept = set(layer.get("kept", ()))
-    entries = layer.get("inputs")
-    if entries is None:  # a manifest without its inputs: what the assembler listed
-        entries = [*layer.get("units", ()), *layer.get("dropped_units", ())]
+    entries = sorted(
+        (*layer.get("units", ()), *layer.get("dropped_units", ())),
+        key=lambda entry: int(entry.get("index", 0)),
+    )
     found: dict[str, UnitRef] = {}
     for entry in entries:
         unit_id = str(entry["id"])

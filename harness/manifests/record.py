@@ -13,14 +13,15 @@
     )
     assert record.manifest["manifest_id"] == record.manifest_id
     layers = record.manifest["layers"]
-    assert set(record.texts) == {unit["sha256"] for layer in layers for unit in layer["inputs"]}
+    assert set(record.texts) == {u["sha256"] for layer in layers for u in layer["units"]}
 
-Design notes: the recorded manifest is the assembler's ``manifest()`` plus section 11's context
-(``manifest_id``, ``harness_version``, ``requested_at``, ``workspace``, ``agent``,
-``project_id``, ``targets``, ``tokenizer``, ``tokenizer_spec``, ``budgets``, ``strategies``)
-and, per layer, ``inputs``: every input unit in input order without its text (see
-``harness.manifests.inputs``). The texts travel beside it, keyed by sha256, and are stored
-once however many builds use them. Building a record is pure apart from the id's clock.
+Design notes: the recorded manifest is the assembler's manifest (schema 2: every input unit,
+kept or dropped, with its index among the layer's inputs, its provenance and the sha256 of its
+text) plus section 11's context (``manifest_id``, ``harness_version``, ``requested_at``,
+``workspace``, ``agent``, ``project_id``, ``targets``, ``tokenizer``, ``tokenizer_spec``,
+``budgets``, ``strategies``). The texts travel beside it, keyed by the sha256 the manifest
+already holds (nothing is hashed twice), and are stored once however many builds use them.
+Building a record is pure apart from the id's clock.
 """
 
 from __future__ import annotations
@@ -31,8 +32,8 @@ from datetime import datetime
 from typing import Any
 
 from harness._version import __version__
+from harness.errors import ArgumentError
 from harness.manifests.ids import new_manifest_id
-from harness.manifests.inputs import layer_inputs, unit_texts
 from harness.prompt_assembler import AssembledPrompt
 
 __all__ = ["CONTEXT_FIELDS", "ManifestRecord", "harness_version"]
@@ -88,11 +89,14 @@ class ManifestRecord:
         ``tiktoken:NAME_OR_PATH``), or None when it was a tokenizer object passed in.
         """
         if requested_at.tzinfo is None:
-            raise ValueError("requested_at must be timezone-aware (e.g. datetime.now(UTC))")
-        manifest = prompt.manifest()
-        inputs = layer_inputs(prompt)
+            raise ArgumentError("requested_at must be timezone-aware (e.g. datetime.now(UTC))")
+        manifest = prompt.manifest_record().to_dict()  # a fresh dict, no JSON round trip
+        units = prompt.input_units()
+        texts: dict[str, str] = {}
         for layer in manifest["layers"]:
-            layer["inputs"] = inputs[layer["name"]]
+            inputs = units[layer["name"]]
+            for entry in (*layer["units"], *layer["dropped_units"]):
+                texts[entry["sha256"]] = inputs[entry["index"]].text
         manifest.update(
             manifest_id=manifest_id if manifest_id is not None else new_manifest_id(),
             harness_version=harness_version(),
@@ -105,4 +109,4 @@ class ManifestRecord:
             budgets={layer["name"]: layer["budget"] for layer in manifest["layers"]},
             strategies={layer["name"]: layer["strategy"] for layer in manifest["layers"]},
         )
-        return cls(manifest=manifest, texts=unit_texts(prompt))
+        return cls(manifest=manifest, texts=texts)

@@ -14,12 +14,15 @@ Pure (no I/O): the store reads the manifest and the texts, this module re-runs `
     result = replay_manifest(dict(record.manifest), texts)
     assert result.identical and result.digest == prompt.digest
 
-Design notes: the inputs are rebuilt with ``harness.manifests.inputs``; the budgets,
-strategies and ``now`` are the recorded ones; the tokenizer is rebuilt from its recorded spec
+Design notes: the inputs are rebuilt by the assembler's own ``replay_inputs`` (units in input
+order with their recorded provenance); the budgets, strategies and ``now`` are the recorded
+ones; the tokenizer is rebuilt from its recorded spec
 (``approximate``, ``approximate(bytes/N)``, ``tiktoken:NAME_OR_PATH``) unless the caller passes
 one. Tampered data never raises: a text that is missing, or whose bytes no longer hash to their
 address, is a ``Difference`` naming its layer and unit, and so is every layer whose kept,
-dropped, truncated or token figures differ from the record. ``identical`` means no difference.
+dropped, truncated or token figures differ from the record, and a record whose format this
+harness does not render (another manifest schema, other separators). ``identical`` means no
+difference.
 """
 
 from __future__ import annotations
@@ -27,12 +30,10 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 from harness.errors import HarnessError
-from harness.manifests.inputs import rebuild_layers
-from harness.prompt_assembler import AssembledPrompt, assemble
+from harness.prompt_assembler import AssembledPrompt, Manifest, ManifestSchemaError, replay_inputs
 from harness.tokenizer import ApproximateTokenizer, Tokenizer
 
 __all__ = ["Difference", "Replay", "ReplayError", "replay_manifest", "tokenizer_for"]
@@ -46,8 +47,8 @@ class ReplayError(HarnessError, ValueError):
 class Difference:
     """One way the replay differs from the record; ``str()`` is one readable line.
 
-    ``kind``: ``missing_text``, ``tampered_text``, ``tokenizer``, ``layer``, ``digest`` or
-    ``rebuild``; ``layer`` and ``unit`` say where, when it is one layer or one unit.
+    ``kind``: ``missing_text``, ``tampered_text``, ``format``, ``tokenizer``, ``layer``,
+    ``digest`` or ``rebuild``; ``layer`` and ``unit`` say where, when it is one layer or one unit.
     """
 
     kind: str
@@ -111,11 +112,6 @@ def tokenizer_for(manifest: Mapping[str, Any]) -> Tokenizer:
     )
 
 
-def _recorded_now(manifest: Mapping[str, Any]) -> datetime | None:
-    now = manifest.get("now")
-    return datetime.fromisoformat(now) if isinstance(now, str) else None
-
-
 def _decode(texts: Mapping[str, bytes]) -> dict[str, str]:
     decoded = {}
     for address, body in texts.items():
@@ -126,12 +122,12 @@ def _decode(texts: Mapping[str, bytes]) -> dict[str, str]:
     return decoded
 
 
-_COMPARED = ("kept", "dropped", "truncated", "tokens", "budget", "strategy")
+_COMPARED = ("kept", "dropped", "truncated", "tokens", "budget", "strategy", "authority")
 
 
 def _layer_differences(recorded: Mapping[str, Any], rebuilt: AssembledPrompt) -> list[Difference]:
     found = []
-    layers = {layer["name"]: layer for layer in rebuilt.manifest()["layers"]}
+    layers = {layer["name"]: layer for layer in rebuilt.manifest_record().to_dict()["layers"]}
     for layer in recorded["layers"]:
         again = layers.get(layer["name"], {})
         for key in _COMPARED:
@@ -163,27 +159,17 @@ def replay_manifest(
                 "tokenizer", f"recorded {manifest.get('tokenizer')!r}, replayed {tok.name!r}"
             )
         )
-    inputs = {layer["name"]: layer.get("inputs", ()) for layer in manifest["layers"]}
-    layers, problems = rebuild_layers(inputs, _decode(texts))
-    for problem in problems:
-        detail = (
-            f"stored text {problem.sha256} is missing"
-            if problem.kind == "missing"
-            else f"stored text {problem.sha256} no longer matches its sha256"
-        )
-        differences.append(Difference(f"{problem.kind}_text", detail, problem.layer, problem.unit))
-    options: dict[str, Any] = {}
-    now = _recorded_now(manifest)
-    if now is not None:
-        options["now"] = now
     try:
-        prompt = assemble(
-            layers,
-            budgets={layer["name"]: layer["budget"] for layer in manifest["layers"]},
-            strategies={layer["name"]: layer["strategy"] for layer in manifest["layers"]},
-            tokenizer=tok,
-            **options,
-        )
+        typed = Manifest.from_dict(manifest)
+    except ManifestSchemaError as exc:
+        differences.append(Difference("format", f"the record cannot be read as a manifest: {exc}"))
+        return Replay(manifest_id, False, None, recorded_digest, tuple(differences))
+    inputs = replay_inputs(typed, _decode(texts))
+    for problem in inputs.problems:
+        kind = "format" if problem.kind == "format" else f"{problem.kind}_text"
+        differences.append(Difference(kind, problem.detail, problem.layer, problem.unit))
+    try:
+        prompt = inputs.assemble(tok)
     except (ValueError, TypeError) as exc:
         differences.append(Difference("rebuild", f"assemble refused the inputs: {exc}"))
         return Replay(manifest_id, False, None, recorded_digest, tuple(differences))

@@ -220,7 +220,7 @@ class ManifestStore:
         addresses = [
             str(entry["sha256"])
             for layer in manifest["layers"]
-            for entry in layer.get("inputs", ())
+            for entry in (*layer.get("units", ()), *layer.get("dropped_units", ()))
         ]
         texts = await self.texts(addresses)
         if tokenizer is None and str(manifest.get("tokenizer_spec", "")).startswith("tiktoken:"):

@@ -80,6 +80,8 @@ DEBUG = ["debug", "examples/acme", "--agent", "reviewer"]
         ([*DEBUG, "--budget", "identity=lots"], "not a whole number"),
         ([*DEBUG, "--budget", "persona=5"], "unknown layer 'persona'"),
         ([*DEBUG, "--budget", "identity=-3"], "cannot be negative"),
+        # Issue 17: over the envelope is an error per call too, as in a config file.
+        ([*DEBUG, "--budget", "instruction_files=99999999"], "lower the per-call budgets"),
         ([*DEBUG, "--budget", "identity=5", "--budget", "identity=9"], "give each layer once"),
         (["debug", "", "--agent", "reviewer"], "workspace is empty"),
         ([*DEBUG, "--db", "examples"], "not a regular file"),

@@ -45,3 +45,9 @@ def sql(path: Path, statement: str, *values: object) -> list[tuple[Any, ...]]:
         rows = connection.execute(statement, values).fetchall()
         connection.commit()
     return rows
+
+
+def inputs_of(layer: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """A recorded layer's input units, kept or dropped, in input order."""
+    entries = [*layer["units"], *layer["dropped_units"]]
+    return sorted(entries, key=lambda entry: int(entry["index"]))

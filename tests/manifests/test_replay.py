@@ -21,7 +21,7 @@ from harness import (
 )
 from harness.manifests import ManifestRecord, ManifestStore, Replay, ReplayError
 from harness.manifests.replay import replay_manifest
-from tests.manifests.helpers import build, sample_layers, sql
+from tests.manifests.helpers import build, inputs_of, sample_layers, sql
 
 RecordMaker = Callable[..., ManifestRecord]
 
@@ -62,7 +62,7 @@ async def test_a_tampered_text_is_named_and_never_raises(
     [entry] = [
         entry
         for layer in record.manifest["layers"]
-        for entry in layer["inputs"]
+        for entry in inputs_of(layer)
         if entry["id"] == "pkg/AGENTS.md"
     ]
     sql(
@@ -90,7 +90,7 @@ async def test_undecodable_tampered_bytes_are_reported_too(
     assert not replay.identical and "tampered_text" in kinds
     named = {d.unit for d in replay.differences if d.kind == "tampered_text"}
     assert named == {
-        entry["id"] for layer in record.manifest["layers"] for entry in layer["inputs"]
+        entry["id"] for layer in record.manifest["layers"] for entry in inputs_of(layer)
     }
 
 
@@ -100,7 +100,7 @@ async def test_a_missing_text_is_named(store_path: Path, make_record: RecordMake
     [entry] = [
         entry
         for layer in record.manifest["layers"]
-        for entry in layer["inputs"]
+        for entry in inputs_of(layer)
         if entry["id"] == "goal"
     ]
     sql(store_path, "DELETE FROM manifest_texts WHERE sha256 = ?", entry["sha256"])

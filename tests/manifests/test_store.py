@@ -22,7 +22,7 @@ from harness.manifests import (
     ManifestStoreError,
 )
 from harness.manifests.sqlite import SCHEMA_VERSION
-from tests.manifests.helpers import build, sample_layers, sql
+from tests.manifests.helpers import build, inputs_of, sample_layers, sql
 
 RecordMaker = Callable[..., ManifestRecord]
 
@@ -102,9 +102,9 @@ async def test_dropped_units_texts_are_stored_too(
             await store.record(record)
             manifest = await store.get(record.manifest_id)
             [layer] = [x for x in manifest["layers"] if x["name"] == "instruction_files"]
-            addresses = [entry["sha256"] for entry in layer["inputs"]]
+            addresses = [entry["sha256"] for entry in inputs_of(layer)]
             stored = await store.texts(addresses)
-    assert [entry["id"] for entry in layer["inputs"]] == [
+    assert [entry["id"] for entry in inputs_of(layer)] == [
         unit.id for unit in sample_layers()["instruction_files"]
     ]
     assert set(stored) == set(addresses)
