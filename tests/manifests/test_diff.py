@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import anyio
 
-from harness import Unit
+from harness import Unit, assemble
 from harness.manifests import ManifestRecord, ManifestStore
 from harness.manifests.diff import diff_manifests
 from tests.manifests.helpers import build, sample_layers
@@ -109,3 +110,20 @@ async def test_store_diff_reads_both_builds(store_path: Path, make_record: Recor
             change = await store.diff(a.manifest_id, b.manifest_id)
     assert change.a == a.manifest_id and change.b == b.manifest_id
     assert [u.id for u in change.layers[3].removed] == ["rules:1"]
+
+
+def test_a_unit_gone_stale_is_trimmed_differently_with_its_reason(
+    make_record: RecordMaker,
+) -> None:
+    observed = datetime(2026, 12, 1, 11, 0, tzinfo=UTC)
+    layers = sample_layers()
+    layers["task_state"] = [Unit("ci", "green", observed_at=observed, max_age=600.0)]
+    fresh = assemble(layers, now=observed + timedelta(minutes=5))
+    stale = assemble(layers, now=observed + timedelta(hours=1))
+    a = json.loads(json.dumps(make_record(fresh).manifest))
+    b = json.loads(json.dumps(make_record(stale).manifest))
+    change = diff_manifests(a, b)
+    [(before, after)] = change.layers[4].trimmed
+    assert (before.fate, after.fate, after.reason) == ("kept", "dropped", "stale")
+    assert "kept in A, dropped (stale) in B" in change.render()
+    assert {c.name for c in change.context} >= {"now", "digest"}
