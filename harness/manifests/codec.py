@@ -8,14 +8,16 @@ Pure (no I/O); every backend (SQLite, PostgreSQL) stores what this module encode
     # ... the backend writes batch.rows, batch.parts and batch.texts in ONE transaction ...
 
 Design notes:
-- A build is one row: its id, the columns ``list`` filters on, and the rest of its manifest as
-  zlib-compressed JSON in which each layer is replaced by the sha256 of that layer's JSON. The
-  layers themselves are "parts" (zlib JSON under that address) and every unit text is stored
-  as its UTF-8 bytes under its own sha256: identical builds share their parts and texts, so an
-  additional identical build costs one row (about 1.2 KB).
+- A build is one row: its id, the columns ``list`` filters on, and a small JSON header with
+  what differs from build to build (id, times, digest, tokens, tokenizer, version) and the
+  addresses of its "parts": the build's settings (everything else but the layers: workspace,
+  agent, budgets, strategies, separators, ...) and each layer, stored as zlib JSON under the
+  sha256 of their JSON. Every unit text is stored as its UTF-8 bytes under its own sha256.
+  Identical builds share their parts and texts, so an additional identical build costs one
+  row (about 1.2 KB on disk with its index entries).
 - ``Written`` remembers what a store has committed (bounded), so a build like the previous one
-  costs no compression and no blob for what is stored already; a layer equal to the last one
-  of its name is not even encoded again (dict comparison in C is cheaper than JSON).
+  costs no compression and no blob for what is stored already; a part equal to the last one
+  of its kind is not even encoded again (dict comparison in C is cheaper than JSON).
 - Reading checks every part against its address: a damaged part is a ``ManifestStoreError``
   (restore the store); texts are checked by replay, which names each bad unit instead.
 """
@@ -32,12 +34,24 @@ from typing import Any
 from harness.manifests.errors import ManifestStoreError
 from harness.manifests.record import ManifestRecord
 
-__all__ = ["Batch", "Row", "Written", "encode", "expand", "inflate", "summary"]
+__all__ = [
+    "Batch",
+    "Row",
+    "Written",
+    "encode",
+    "expand",
+    "inflate",
+    "part_addresses",
+    "summary",
+]
 
 Row = tuple[str, str, str, str | None, str, str, bytes]
 """(manifest_id, requested_at, agent, project_id, workspace, digest, manifest blob)."""
 
 _SUMMARY_KEYS = ("tokens", "estimated", "tokenizer", "harness_version")
+_PER_BUILD = ("manifest_id", "requested_at", "now", "digest", *_SUMMARY_KEYS)
+"""The manifest's keys kept in the row's header; all others but ``layers`` are settings."""
+_SETTINGS = "\x00settings"  # the cache slot of the settings part (no layer is named so)
 
 
 def _json(value: Any) -> bytes:
@@ -61,20 +75,20 @@ class Written:
     def __contains__(self, address: object) -> bool:
         return address in self._seen
 
-    def layer_address(self, layer: Mapping[str, Any], parts: dict[str, bytes]) -> str:
-        """The address of a layer's part; a part not known to be stored is added to ``parts``.
+    def part_address(self, slot: str, part: Mapping[str, Any], parts: dict[str, bytes]) -> str:
+        """The address of a part (a layer, or the settings); a part not known to be stored
+        is added to ``parts``. ``slot`` names the kind of part whose last value is remembered.
 
         (A recorded manifest is not to be changed afterwards: it is compared with the next.)
         """
-        name = str(layer.get("name"))
-        last = self._layers.get(name)
-        if last is not None and last[0] == layer:
+        last = self._layers.get(slot)
+        if last is not None and last[0] == part:
             _, address, compressed = last
         else:
-            body = _json(layer)
+            body = _json(part)
             address = hashlib.sha256(body).hexdigest()
             compressed = zlib.compress(body)
-            self._layers[name] = (layer, address, compressed)
+            self._layers[slot] = (part, address, compressed)
         if address not in self._seen and address not in parts:
             parts[address] = compressed
         return address
@@ -103,8 +117,13 @@ def encode(records: Sequence[ManifestRecord], written: Written) -> Batch:
     batch = Batch()
     for record in records:
         manifest = record.manifest
-        header = dict(manifest)
-        header["layers"] = [written.layer_address(x, batch.parts) for x in manifest["layers"]]
+        header = {key: manifest[key] for key in _PER_BUILD if key in manifest}
+        settings = {k: v for k, v in manifest.items() if k not in header and k != "layers"}
+        header["settings"] = written.part_address(_SETTINGS, settings, batch.parts)
+        header["layers"] = [
+            written.part_address(str(layer.get("name")), layer, batch.parts)
+            for layer in manifest["layers"]
+        ]
         for address, text in record.texts.items():
             if address not in written and address not in batch.texts:
                 batch.texts[address] = text.encode("utf-8", "surrogatepass")
@@ -116,46 +135,58 @@ def encode(records: Sequence[ManifestRecord], written: Written) -> Batch:
                 manifest["project_id"],
                 manifest["workspace"],
                 manifest["digest"],
-                zlib.compress(_json(header), 1),
+                _json(header),
             )
         )
     return batch
 
 
-def inflate(where: str, blob: object, what: str) -> Any:
-    """Decompress and parse a stored JSON blob; a damaged one is a ``ManifestStoreError``."""
+def inflate(where: str, blob: object, what: str) -> dict[str, Any]:
+    """Parse a row's header; a damaged one is a ``ManifestStoreError``."""
     try:
         if not isinstance(blob, bytes):
             raise TypeError(f"a {type(blob).__name__}, not a BLOB")
-        return json.loads(zlib.decompress(blob).decode("utf-8", "surrogatepass"))
-    except (zlib.error, TypeError, ValueError) as exc:
+        header = json.loads(blob.decode("utf-8", "surrogatepass"))
+        if not isinstance(header, dict) or not isinstance(header.get("layers"), list):
+            raise ValueError("not a manifest header")
+        return header
+    except (TypeError, ValueError) as exc:
         raise ManifestStoreError(
             f"{where} is damaged: {what} cannot be read ({exc}): restore the store from a backup"
         ) from None
 
 
+def part_addresses(header: Mapping[str, Any]) -> list[str]:
+    """The parts a header points to: its settings, then its layers."""
+    return [str(header.get("settings")), *(str(address) for address in header["layers"])]
+
+
+def _part(where: str, name: object, address: str, parts: Mapping[str, bytes]) -> Any:
+    blob = parts.get(address)
+    if blob is None:
+        raise ManifestStoreError(
+            f"{where} is damaged: manifest {name!r} points to a missing record {address}: "
+            "restore the store from a backup"
+        )
+    try:
+        body = zlib.decompress(blob)
+    except (zlib.error, TypeError):
+        body = b""
+    if hashlib.sha256(body).hexdigest() != address:
+        raise ManifestStoreError(
+            f"{where} is damaged: the record {address} of manifest {name!r} does not match "
+            "its address: restore the store from a backup"
+        )
+    return json.loads(body.decode("utf-8", "surrogatepass"))
+
+
 def expand(where: str, header: dict[str, Any], parts: Mapping[str, bytes]) -> dict[str, Any]:
-    """The full manifest: ``header`` (an inflated row) with its layers put back from ``parts``."""
-    layers = []
+    """The full manifest: ``header`` (a parsed row) with its settings and layers put back."""
     name = header.get("manifest_id")
-    for address in header["layers"]:
-        blob = parts.get(address)
-        if blob is None:
-            raise ManifestStoreError(
-                f"{where} is damaged: manifest {name!r} points to a missing layer record "
-                f"{address}: restore the store from a backup"
-            )
-        try:
-            body = zlib.decompress(blob)
-        except (zlib.error, TypeError):
-            body = b""
-        if hashlib.sha256(body).hexdigest() != address:
-            raise ManifestStoreError(
-                f"{where} is damaged: the layer record {address} of manifest {name!r} does "
-                "not match its address: restore the store from a backup"
-            )
-        layers.append(json.loads(body.decode("utf-8", "surrogatepass")))
-    return {**header, "layers": layers}
+    settings = _part(where, name, str(header.get("settings")), parts)
+    layers = [_part(where, name, str(address), parts) for address in header["layers"]]
+    found = {key: value for key, value in header.items() if key != "settings"}
+    return {**settings, **found, "layers": layers}
 
 
 def summary(where: str, row: Sequence[Any]) -> dict[str, Any]:

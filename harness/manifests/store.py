@@ -191,7 +191,7 @@ class ManifestStore:
         if blob is None:
             raise ManifestNotFound(manifest_id, self._where)
         header = codec.inflate(self._where, blob, f"manifest {manifest_id!r}")
-        addresses = [str(address) for address in header["layers"]]
+        addresses = codec.part_addresses(header)
         parts = await self._run(lambda backend: backend.parts(addresses))
         return codec.expand(self._where, header, parts)
 

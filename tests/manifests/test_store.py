@@ -86,7 +86,7 @@ async def test_every_input_text_is_stored_once_however_many_builds_use_it(
     [(texts,)] = sql(store_path, "SELECT count(*) FROM manifest_texts")
     [(parts,)] = sql(store_path, "SELECT count(*) FROM manifest_parts")
     [(builds,)] = sql(store_path, "SELECT count(*) FROM manifests")
-    assert texts == len(distinct) and parts == 5 and builds == 201
+    assert texts == len(distinct) and parts == 6 and builds == 201  # 5 layers, 1 settings
     assert (after - before) / 200 <= 2048  # bytes per additional identical build
 
 

@@ -89,7 +89,7 @@ async def test_texts_are_shared_and_tampering_is_named(url: str) -> None:
         async with ManifestStore.open(url) as store:
             assert first.manifest_id is not None and second.manifest_id is not None
             replay = await store.replay(second.manifest_id)
-    assert parts_count == 5 and texts_count == len(
+    assert parts_count == 6 and texts_count == len(
         {u["sha256"] for layer in first.manifest()["layers"] for u in layer["units"]}
         | {u["sha256"] for layer in first.manifest()["layers"] for u in layer["dropped_units"]}
     )
