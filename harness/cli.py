@@ -139,12 +139,6 @@ def _build_parser() -> _Parser:
     )
     debug.add_argument("--rules", metavar="FILE", help="business rules, one unit per line")
     debug.add_argument("--task-state", metavar="FILE", help="task state, one unit per line")
-    debug.add_argument(
-        "--record",
-        metavar="PATH",
-        help="record the build in the manifest store PATH (created if missing) and print its "
-        "manifest id as the last line (on stderr with --json or --text)",
-    )
 
     sources = commands.add_parser(
         "sources", help="list the discovered instruction files in precedence order"
@@ -152,7 +146,7 @@ def _build_parser() -> _Parser:
     common(sources, agent_required=False)
     from harness.manifests.commands import add_commands
 
-    add_commands(commands)
+    add_commands(commands, debug=debug)  # manifests, replay, diff; and debug --record
     return parser
 
 

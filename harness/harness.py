@@ -24,7 +24,6 @@ so ``build``/``build_prompt`` refuse (``HarnessNotRunning``) instead of answerin
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import os
 from collections.abc import Mapping, Sequence
@@ -331,15 +330,9 @@ class Harness:
         warnings.extend(_emptied_by_budget(prompt))
         envelope = self.config.envelope
         if self._provenance is not None:  # durable before the prompt is handed out, or no prompt
-            manifest_id = await self._provenance.record(
-                prompt,
-                workspace=str(root),
-                agent=agent,
-                project_id=project_id,
-                requested_at=requested_at,
-                tokenizer_spec=spec if isinstance(spec, str) else None,
+            prompt = await self._provenance.recorded(
+                prompt, requested_at, spec, workspace=root, agent=agent, project_id=project_id
             )
-            prompt = dataclasses.replace(prompt, manifest_id=manifest_id)
         return PromptBuild(
             prompt=prompt,
             workspace=root,

@@ -26,8 +26,15 @@ __all__ = ["COMMANDS", "EXIT_DIFFERENT", "add_commands"]
 EXIT_DIFFERENT = 1
 
 
-def add_commands(commands: Any) -> None:
-    """Add the subcommands to ``commands`` (an ``argparse`` subparsers action)."""
+def add_commands(commands: Any, *, debug: argparse.ArgumentParser) -> None:
+    """Add the subcommands to ``commands`` (an ``argparse`` subparsers action), and
+    ``--record`` to the ``debug`` subcommand."""
+    debug.add_argument(
+        "--record",
+        metavar="PATH",
+        help="record the build in the manifest store PATH (created if missing) and print its "
+        "manifest id as the last line (on stderr with --json or --text)",
+    )
     listing = commands.add_parser(
         "manifests",
         help="list the builds recorded in a manifest store, newest first",

@@ -21,6 +21,7 @@ goes through. ``record`` returns only once the record is durable; it raises
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from datetime import datetime
 from pathlib import Path
@@ -31,6 +32,7 @@ from harness.manifests.recorder import Recorder
 from harness.manifests.store import ManifestStore, is_url
 from harness.prompt_assembler import AssembledPrompt
 from harness.runtime import ChildSpec
+from harness.tokenizer import Tokenizer
 
 __all__ = ["Provenance"]
 
@@ -96,3 +98,25 @@ class Provenance:
         )
         await self._recorder.record(record)
         return record.manifest_id
+
+    async def recorded(
+        self,
+        prompt: AssembledPrompt,
+        requested_at: datetime,
+        tokenizer: Tokenizer | str,
+        *,
+        workspace: os.PathLike[str] | str,
+        agent: str,
+        project_id: str | None,
+    ) -> AssembledPrompt:
+        """``prompt`` once durably recorded, carrying its ``manifest_id`` (what
+        ``Harness.build`` hands out); ``tokenizer`` is the spec or object it was built with."""
+        manifest_id = await self.record(
+            prompt,
+            workspace=os.fspath(workspace),
+            agent=agent,
+            project_id=project_id,
+            requested_at=requested_at,
+            tokenizer_spec=tokenizer if isinstance(tokenizer, str) else None,
+        )
+        return dataclasses.replace(prompt, manifest_id=manifest_id)
