@@ -288,6 +288,7 @@ class Harness:
             raise HarnessNotRunning(_NOT_RUNNING)
         requested_at = datetime.now(UTC)
         identity = self.roster.identity(agent)  # UnknownAgent first: the cheapest check
+        now = datetime.now(UTC)  # the build's clock: freshness of max_age units is judged at it
         merged = self.effective_budgets(budgets)
         # Resolved once per build; the instruction files and .AGENTS/ read this one path.
         resolved = self._instruction_files.resolve(workspace)
@@ -303,10 +304,17 @@ class Harness:
             resolved, agent=agent, project_id=project_id
         )
         project_context = await self.project_context(root)
+        seen_at = instruction_set.observed_at
         layers: dict[str, str | Unit | Sequence[Unit]] = {
             "identity": Unit(id=agent, text=identity),
             "instruction_files": [
-                Unit(id=source.path, text=source.content, source=source.path)
+                Unit(
+                    id=source.path,
+                    text=source.content,
+                    source=source.path,
+                    version=source.revision,
+                    observed_at=seen_at,
+                )
                 for source in instruction_set.sources
             ],
             "project_context": project_context.units,
@@ -319,6 +327,7 @@ class Harness:
             budgets=merged,
             strategies=self.config.strategies.as_mapping(),
             tokenizer=chosen,
+            now=now,
         )
         # bytes/4 costs a length per unit; an exact tokenizer encodes whole layers, which can
         # take a noticeable time on large workspaces: then keep the event loop free.

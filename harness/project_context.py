@@ -35,10 +35,12 @@ them (a local, untracked ``.AGENTS/`` is a normal setup).
 
 from __future__ import annotations
 
+import hashlib
 import os
 import stat
 from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 from harness.errors import ArgumentError
 from harness.instruction_files import InstructionFilesSettings
@@ -166,7 +168,15 @@ def _load(rules: SymlinkPolicy, pins: Pins, cap: int) -> tuple[list[Unit], list[
                 warnings.append(f"{relative}: empty or whitespace only; skipped")
                 continue
             warnings.extend(f"{relative}: {note}" for note in altered)
-            units.append(Unit(id=relative, text=text, source=relative))
+            units.append(
+                Unit(
+                    id=relative,
+                    text=text,
+                    source=relative,
+                    version=hashlib.sha256(data.data).hexdigest(),  # the file's revision
+                    observed_at=datetime.now(UTC),
+                )
+            )
         return units, warnings
     finally:
         if fd >= 0:

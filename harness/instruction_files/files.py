@@ -27,11 +27,13 @@ cached when the store allowed it for the whole read (``cache_rows`` true at its 
 from __future__ import annotations
 
 import copy
+import dataclasses
 import logging
 import os
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 
 import anyio
@@ -335,6 +337,7 @@ class InstructionFiles:
     async def _read_sources(self, key: CacheKey) -> InstructionSet:
         """Walk the tree (worker thread) and read the database row (the store) concurrently."""
         root, project_id, agent = key
+        observed_at = datetime.now(UTC)
         stop = threading.Event()
         walked = _Walked()
 
@@ -378,8 +381,12 @@ class InstructionFiles:
             raise walked.error
         assert walked.result is not None
         files = walked.result
-        sources = files.sources if row.source is None else (*files.sources, row.source)
-        return InstructionSet(sources=sources, warnings=(*files.warnings, *row.warnings))
+        sources = files.sources
+        if row.source is not None:
+            sources = (*sources, dataclasses.replace(row.source, version=row.updated_at))
+        return InstructionSet(
+            sources=sources, warnings=(*files.warnings, *row.warnings), observed_at=observed_at
+        )
 
     # -- StoreEvents: what the store's companions report -----------------------------------
 

@@ -16,10 +16,11 @@
 A subclass says what to do with the entries named in ``special`` (``files``); the walk does the
 rest: it lists each directory once with ``os.scandir`` (no ``stat`` per entry: the type comes
 from the listing), never enters ``.git``, a ``prune`` name, a directory symlink or a directory
-ignored by the ``.gitignore`` files above it (root and nested, patterns relative to their own
-directory), and turns every ``OSError`` into a warning. These prunes are policy, not
-problems: they are silent. A ``.gitignore`` that cannot be applied fails closed: nothing it
-governs is read (a warning says so).
+ignored by git (``harness.workspace.ignore``: the ``.gitignore`` files above it, root and
+nested, and ``.git/info/exclude``) unless it holds files tracked in the index, which it is then
+entered for alone, and turns every ``OSError`` into a warning. These prunes are policy, not
+problems: they are silent. A ``.gitignore`` or exclude file that cannot be applied fails
+closed: nothing it governs is read (a warning says so).
 
 Race-free: the root is opened once; every directory is opened relative to its parent's
 descriptor with ``O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC`` and listed with
@@ -51,7 +52,7 @@ from harness.workspace.paths import PATH_MAX, name_length, open_beneath, too_lon
 from harness.workspace.reading import DIR_FLAGS, reason
 
 if TYPE_CHECKING:
-    from harness.instruction_files.ignore import IgnoreChain
+    from harness.workspace.ignore import IgnoreChain
 
 __all__ = ["DirectoryWalk", "WalkCancelled", "default_threads"]
 
@@ -97,12 +98,30 @@ class DirectoryWalk:
         self.special = frozenset((*special, GITIGNORE)) if gitignores else frozenset(special)
         self.stop = stop
         self.warnings: list[tuple[str, str]] = []
+        self.base: IgnoreChain | None = None  # .git/info/exclude and the tracked paths
+        self.closed = False  # the exclude file cannot be applied: nothing is read
+        if gitignores:
+            self._workspace_rules()
         self.root_fd = -1
         self._lock = threading.Lock()
         self._open: set[_Parent] = set()  # parents holding a descriptor
 
     def warn(self, rel: str, reason: str) -> None:
         self.warnings.append((rel, reason))
+
+    def _workspace_rules(self) -> None:
+        from harness.workspace.ignore import workspace_rules  # (no cycle at import time)
+
+        rules = workspace_rules(self.root)
+        self.base = rules.chain
+        if rules.index_problem is not None:
+            self.warn(".git/index", f"{rules.index_problem}: no file counts as tracked")
+        if rules.exclude_problem is not None:
+            self.warn(
+                ".git/info/exclude",
+                f"{rules.exclude_problem}: nothing is read, since what it ignores is unknown",
+            )
+            self.closed = True
 
     def files(
         self,
@@ -172,18 +191,44 @@ class DirectoryWalk:
                 if not subdirs:
                     continue
                 prefix = rel + "/" if rel else ""
+                entered: list[str] = []  # ignored, entered for the tracked files they hold
                 if chain is not None:
-                    subdirs = chain.kept_dirs(prefix, subdirs)
-                    if not subdirs:
+                    kept_dirs = chain.kept_dirs(prefix, subdirs)
+                    if len(kept_dirs) < len(subdirs) and chain.tracked is not None:
+                        entered = self._tracked_dirs(chain, prefix, subdirs, kept_dirs)
+                    subdirs = kept_dirs
+                    if not subdirs and not entered:
                         continue
-                held = self._hold(fd, rel, len(subdirs))
+                held = self._hold(fd, rel, len(subdirs) + len(entered))
                 kept = held.fd is not None
                 depth += 1
                 for name in subdirs:
                     push((held, name, prefix + name, depth, chain, length + 1 + name_length(name)))
+                if entered:
+                    assert chain is not None
+                    inside = chain.inside_ignored()
+                    for name in entered:
+                        push(
+                            (
+                                held,
+                                name,
+                                prefix + name,
+                                depth,
+                                inside,
+                                length + 1 + name_length(name),
+                            )
+                        )
             finally:
                 if not kept:
                     os.close(fd)
+
+    @staticmethod
+    def _tracked_dirs(
+        chain: IgnoreChain, prefix: str, subdirs: list[str], kept: list[str]
+    ) -> list[str]:
+        """The ignored ``subdirs`` holding tracked files (git reads those files)."""
+        keep = set(kept)
+        return chain.tracked_dirs(prefix, [name for name in subdirs if name not in keep])
 
     def _open_dir(self, parent: _Parent | None, rel: str, length: int) -> int:
         """Open a directory the inline case of ``drain`` does not: the root, one past
@@ -228,7 +273,8 @@ class DirectoryWalk:
             if name not in self.prune and entry.is_dir(follow_symlinks=False):
                 subdirs.append(name)
         gitignore = named.pop(GITIGNORE, None) if self.gitignores else None
-        if gitignore is not None:
+        # Inside an ignored directory (entered for its tracked files) git reads no .gitignore.
+        if gitignore is not None and not (chain is not None and chain.only_tracked):
             applied = self._gitignore(fd, gitignore, rel, chain)
             if applied is False:  # (mypy narrows the Literal)
                 # What it ignores is unknown, so nothing it governs may be read: fail closed.
@@ -263,7 +309,7 @@ class DirectoryWalk:
             self.warn(shown, f"{problem}; the line is ignored, as git does")
         if rules is None:
             return chain
-        from harness.instruction_files.ignore import IgnoreChain, IgnoreFile
+        from harness.workspace.ignore import IgnoreChain, IgnoreFile
 
         assert isinstance(rules, IgnoreFile)
         return IgnoreChain((rules,)) if chain is None else chain.extended(rules)
@@ -272,13 +318,15 @@ class DirectoryWalk:
 
     def run(self, threads: int) -> None:
         """Walk the whole tree (blocking); ``WalkCancelled`` when ``stop`` is set."""
+        if self.closed:  # warned: the exclude file cannot be applied
+            return
         try:
             self.root_fd = os.open(self.root, DIR_FLAGS)
         except OSError as exc:
             self.warn(".", f"directory skipped: it cannot be read ({reason(exc)})")
             return
         try:
-            stack: list[_Job] = [(None, "", "", 0, None, name_length(self.root))]
+            stack: list[_Job] = [(None, "", "", 0, self.base, name_length(self.root))]
             if threads <= 1:
                 self.drain(stack, sys.maxsize)
             else:
