@@ -286,7 +286,6 @@ class Harness:
         """Like ``build_prompt`` but also returns the discovery report the debug print shows."""
         if self._supervisor is None:
             raise HarnessNotRunning(_NOT_RUNNING)
-        requested_at = datetime.now(UTC)
         identity = self.roster.identity(agent)  # UnknownAgent first: the cheapest check
         now = datetime.now(UTC)  # the build's clock: freshness of max_age units is judged at it
         merged = self.effective_budgets(budgets)
@@ -340,7 +339,7 @@ class Harness:
         envelope = self.config.envelope
         if self._provenance is not None:  # durable before the prompt is handed out, or no prompt
             prompt = await self._provenance.recorded(
-                prompt, requested_at, spec, workspace=root, agent=agent, project_id=project_id
+                prompt, now, spec, workspace=root, agent=agent, project_id=project_id
             )
         return PromptBuild(
             prompt=prompt,

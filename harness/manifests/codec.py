@@ -14,7 +14,10 @@ Design notes:
   agent, budgets, strategies, separators, ...) and each layer, stored as zlib JSON under the
   sha256 of their JSON. Every unit text is stored as its UTF-8 bytes under its own sha256.
   Identical builds share their parts and texts, so an additional identical build costs one
-  row (about 1.2 KB on disk with its index entries).
+  row (about 1.5 KB on disk for the example workspace, read times and index entries included).
+- When a unit was read (``observed_at``) changes from build to build while the rest of its
+  layer does not (``.AGENTS/`` files are read for every build), so those times are kept in the
+  row's header, by position, and the layer's part holds none: the part stays shared.
 - ``Written`` remembers what a store has committed (bounded), so a build like the previous one
   costs no compression and no blob for what is stored already; a part equal to the last one
   of its kind is not even encoded again (dict comparison in C is cheaper than JSON).
@@ -112,6 +115,35 @@ class Batch:
     texts: dict[str, bytes] = field(default_factory=dict)
 
 
+_VOLATILE = "observed_at"
+_ENTRY_LISTS = ("units", "dropped_units")
+_OBSERVED = "observed_at_by_layer"  # the header's key for the values taken out of the parts
+
+
+def _without_volatile(layer: Mapping[str, Any]) -> tuple[Mapping[str, Any], list[Any] | None]:
+    """The layer with every unit's ``observed_at`` set to None, and those values by position
+    (None when there were none to take out)."""
+    entries = [entry for key in _ENTRY_LISTS for entry in layer.get(key, ())]
+    values = [entry.get(_VOLATILE) for entry in entries]
+    if all(value is None for value in values):
+        return layer, None
+    stripped = dict(layer)
+    for key in _ENTRY_LISTS:
+        if key in layer:
+            stripped[key] = [
+                {**entry, _VOLATILE: None} if _VOLATILE in entry else entry for entry in layer[key]
+            ]
+    return stripped, values
+
+
+def _with_volatile(layer: dict[str, Any], values: Sequence[Any]) -> dict[str, Any]:
+    entries = [entry for key in _ENTRY_LISTS for entry in layer.get(key, ())]
+    for entry, value in zip(entries, values, strict=False):
+        if _VOLATILE in entry:
+            entry[_VOLATILE] = value
+    return layer
+
+
 def encode(records: Sequence[ManifestRecord], written: Written) -> Batch:
     """The batch that stores ``records`` (see the module notes)."""
     batch = Batch()
@@ -120,10 +152,16 @@ def encode(records: Sequence[ManifestRecord], written: Written) -> Batch:
         header = {key: manifest[key] for key in _PER_BUILD if key in manifest}
         settings = {k: v for k, v in manifest.items() if k not in header and k != "layers"}
         header["settings"] = written.part_address(_SETTINGS, settings, batch.parts)
-        header["layers"] = [
-            written.part_address(str(layer.get("name")), layer, batch.parts)
-            for layer in manifest["layers"]
-        ]
+        addresses, observed = [], {}
+        for layer in manifest["layers"]:
+            name = str(layer.get("name"))
+            shared, values = _without_volatile(layer)
+            addresses.append(written.part_address(name, shared, batch.parts))
+            if values is not None:
+                observed[name] = values
+        header["layers"] = addresses
+        if observed:
+            header[_OBSERVED] = observed
         for address, text in record.texts.items():
             if address not in written and address not in batch.texts:
                 batch.texts[address] = text.encode("utf-8", "surrogatepass")
@@ -184,8 +222,13 @@ def expand(where: str, header: dict[str, Any], parts: Mapping[str, bytes]) -> di
     """The full manifest: ``header`` (a parsed row) with its settings and layers put back."""
     name = header.get("manifest_id")
     settings = _part(where, name, str(header.get("settings")), parts)
-    layers = [_part(where, name, str(address), parts) for address in header["layers"]]
-    found = {key: value for key, value in header.items() if key != "settings"}
+    observed = header.get(_OBSERVED) or {}
+    layers = []
+    for address in header["layers"]:
+        layer = _part(where, name, str(address), parts)
+        values = observed.get(layer.get("name")) if isinstance(layer, dict) else None
+        layers.append(_with_volatile(layer, values) if values is not None else layer)
+    found = {key: value for key, value in header.items() if key not in ("settings", _OBSERVED)}
     return {**settings, **found, "layers": layers}
 
 

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import anyio
@@ -276,3 +277,34 @@ def test_a_replay_uses_the_recorded_now_not_the_clock() -> None:
     replay = replay_manifest(dict(record.manifest), texts)
     assert replay.identical and replay.prompt is not None
     assert replay.prompt.layer("project_context").dropped == ("ci:status",)
+
+
+async def test_read_times_round_trip_exactly_and_share_the_layer(
+    store_path: Path, make_record: RecordMaker
+) -> None:
+    """Two builds differing only in when a unit was read share every part."""
+    base = datetime(2026, 12, 1, 11, 0, tzinfo=UTC)
+
+    def at(seconds: int) -> AssembledPrompt:
+        layers = sample_layers()
+        layers["project_context"] = [
+            Unit(
+                ".AGENTS/overview.md",
+                "Overview.",
+                source=".AGENTS/overview.md",
+                observed_at=base + timedelta(seconds=seconds),
+            ),
+            Unit(".AGENTS/plain.md", "No time.", source=".AGENTS/plain.md"),
+        ]
+        return assemble(layers, now=_NOW)
+
+    first, second = make_record(at(1)), make_record(at(2))
+    with anyio.fail_after(10):
+        async with ManifestStore.open(store_path, create=True) as store:
+            await store.record(first, second)
+            got = [await store.get(r.manifest_id) for r in (first, second)]
+            replays = [await store.replay(r.manifest_id) for r in (first, second)]
+    assert got == [json.loads(json.dumps(r.manifest)) for r in (first, second)]
+    assert all(replay.identical for replay in replays)
+    [(parts,)] = sql(store_path, "SELECT count(*) FROM manifest_parts")
+    assert parts == 6  # five layers and the settings, shared by both builds
