@@ -138,3 +138,21 @@ def test_a_hostile_target_name_is_escaped_in_the_header(tree: Tree) -> None:
     assert head[3] == "targets    packages/\\x1b[31mred\\x0afake.ts"
     assert head[4].startswith("tokenizer  ")  # no forged line
     assert "\x1b" not in out.getvalue()
+
+
+async def test_a_recorded_build_records_its_targets_and_imports(
+    tree: Tree, tmp_path: Path
+) -> None:
+    ws = tree(FILES)
+    with anyio.fail_after(30):
+        async with Harness(manifests=tmp_path / "manifests.db") as h:
+            prompt = await h.build_prompt(ws, agent="reviewer", targets=["packages/parser/"])
+            whole = await h.build_prompt(ws, agent="reviewer")
+            assert h.manifests is not None and prompt.manifest_id and whole.manifest_id
+            manifest = await h.manifests.get(prompt.manifest_id)
+            plain = await h.manifests.get(whole.manifest_id)
+            replay = await h.manifests.replay(prompt.manifest_id)
+    assert manifest["targets"] == ["packages/parser"] and plain["targets"] == []
+    style = [["docs/style.md", sha("Use ruff.\n")]]
+    assert manifest["imports"] == {"AGENTS.md": style, ".AGENTS/overview.md": style}
+    assert replay.identical, replay.differences
