@@ -140,9 +140,7 @@ def test_a_hostile_target_name_is_escaped_in_the_header(tree: Tree) -> None:
     assert "\x1b" not in out.getvalue()
 
 
-async def test_a_recorded_build_records_its_targets_and_imports(
-    tree: Tree, tmp_path: Path
-) -> None:
+async def test_a_recorded_build_records_its_targets_and_imports(tree: Tree, tmp_path: Path) -> None:
     ws = tree(FILES)
     with anyio.fail_after(30):
         async with Harness(manifests=tmp_path / "manifests.db") as h:
