@@ -1,8 +1,13 @@
 """Scoping a load to its targets: the ``targets=`` of ``InstructionFiles.load``.
 
-    scope = await scope_for(root, given, ["packages/parser/src/lex.ts"], prune=("node_modules",))
-    key = (root, project_id, agent, scope.directories if scope else None)   # the cache key
-    found = named(await read(key), scope)                                    # this load's targets
+    >>> import anyio, functools, os, tempfile
+    >>> from harness.workspace import resolve_workspace
+    >>> from harness.instruction_files.scoping import scope_for
+    >>> root = resolve_workspace(tempfile.mkdtemp())
+    >>> os.makedirs(os.path.join(root, "pkg", "src"))
+    >>> find = functools.partial(scope_for, root, None, ["pkg/src/new.py"], prune=())
+    >>> anyio.run(find).directories   # part of the cache key; "" is the root
+    ('', 'pkg', 'pkg/src')
 
 The chains themselves are ``harness.workspace.targets`` (resolved through descriptors); this
 module is the ``InstructionFiles`` side: they are resolved on every load, cache hit or not (a
