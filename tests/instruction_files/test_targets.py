@@ -3,8 +3,11 @@ files and symlinks, checked against the full walk as the reference."""
 
 from __future__ import annotations
 
+import functools
 import os
 import posixpath
+import shutil
+import subprocess
 import sys
 import threading
 from collections.abc import Iterator
@@ -316,10 +319,20 @@ def _tree_for_differential(ws: Path, write: Writer) -> list[str]:
     )
 
 
-def test_each_directorys_chain_is_the_full_walk_restricted_to_it(ws: Path, write: Writer) -> None:
+@pytest.mark.parametrize("git", [False, True])
+def test_each_directorys_chain_is_the_full_walk_restricted_to_it(
+    ws: Path, write: Writer, git: bool
+) -> None:
     """Differential: the full walk is the reference; a scoped load of any directory returns
-    exactly the full walk's sources that lie on its chain, in the same order."""
+    exactly the full walk's sources that lie on its chain, in the same order (also in a git
+    repository whose index tracks a file inside an ignored directory)."""
     directories = _tree_for_differential(ws, write)
+    if git:
+        if shutil.which("git") is None:
+            pytest.skip("git is not installed")
+        run = functools.partial(subprocess.run, cwd=ws, check=True, capture_output=True)
+        run(["git", "init", "-q"])
+        run(["git", "add", "-f", "fixtures/case/AGENTS.md"])
     settings = InstructionFilesSettings(names=("AGENTS.override.md", "AGENTS.md", "CLAUDE.md"))
     full = discover(ws, settings)
     for directory in [".", *directories]:
@@ -330,6 +343,7 @@ def test_each_directorys_chain_is_the_full_walk_restricted_to_it(ws: Path, write
         ]
         assert paths(scoped) == expected, directory
         assert set(scoped.warnings) <= set(full.warnings), directory
+    assert ("fixtures/case/AGENTS.md" in paths(full)) is git  # tracked: not ignored
 
 
 # -- the cache -------------------------------------------------------------------------------
