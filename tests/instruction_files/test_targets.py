@@ -20,7 +20,7 @@ import pytest
 from harness import HarnessError, TargetOutsideWorkspace
 from harness.instruction_files import InstructionFiles, InstructionFilesSettings, discover
 from harness.runtime import Supervisor
-from tests.instruction_files.conftest import Writer
+from tests.instruction_files.conftest import DbMaker, Writer
 
 MONOREPO = (
     "AGENTS.md",
@@ -391,3 +391,21 @@ async def test_load_refuses_a_target_outside_and_takes_one_path(mono: Path) -> N
             await files.load(mono, agent="a", targets=["../x"])
         one = await files.load(mono, agent="a", targets="packages/parser")  # type: ignore[arg-type]
         assert one.targets == ("packages/parser",)
+
+
+async def test_the_database_row_comes_last_in_a_scoped_load(mono: Path, make_db: DbMaker) -> None:
+    database = make_db([("acme", "a", "row rules")])
+    files = InstructionFiles(database=database)
+    with anyio.fail_after(10):
+        async with Supervisor([files.child_spec()]):
+            found = await files.load(
+                mono, agent="a", project_id="acme", targets=["packages/other/x", "README.md"]
+            )
+    await files.aclose()
+    assert paths(found) == [
+        "AGENTS.md",
+        "packages/AGENTS.md",
+        "packages/other/AGENTS.md",
+        "db:acme/a",
+    ]
+    assert found.targets == ("packages/other/x", "README.md")
