@@ -1,17 +1,7 @@
 """Hooks: an immutable phase -> handlers value whose chain halts (ADR 0006, "Hooks").
 
-The value is pure: ``register`` returns a new ``Hooks`` and never touches the old one, so a
-run can never observe a registration made while it is in flight, and one value can be shared
-by any number of concurrent runs without locks. ``run`` is the hot path of every tool call, so
-the per-phase chains are precomputed at register time and sync handlers without a timeout are
-plain function calls: no task, no cancel scope, no clock read.
-
-Failure policy (the reason this module exists): a handler that raises, runs past its timeout
-or returns something that is no verdict *halts* the chain -- a guard that crashed must never
-read as "allowed". Cancellation from outside is not a handler failure and always propagates
-(``harness.hooks.cancellation``).
-
-Example::
+Register guards on a phase; ``run`` calls the matching ones in order and stops at the first
+``Halt``::
 
     import anyio
     from harness.hooks import Halt, Hooks
@@ -24,10 +14,19 @@ Example::
     outcome = anyio.run(hooks.run, "pre_tool_use", payload)
     assert outcome.halted and outcome.halted_by == "no_rm"
 
-Speed: a chain of sync handlers without timeouts (the common case) runs on a fast path: the
-handlers matching a tool name are selected once per name and memoised on the chain (bounded),
-``tool_name`` is read once per run (again only after a rewrite), and the outcome is built
-without the frozen dataclass's ``__init__``.
+Failure policy (the reason this module exists): a handler that raises, runs past its timeout
+or returns something that is no verdict *halts* the chain -- a guard that crashed must never
+read as "allowed" (``harness.hooks.outcome``). Cancellation from outside is not a handler
+failure and always propagates (``harness.hooks.cancellation``).
+
+Design notes: the value is pure: ``register`` returns a new ``Hooks`` and never touches the
+old one, so a run can never observe a registration made while it is in flight, and one value
+can be shared by any number of concurrent runs without locks. ``run`` is the hot path of every
+tool call, so the per-phase chains are precomputed at register time and sync handlers without a
+timeout are plain function calls: no task, no cancel scope, no clock read. On that fast path
+the handlers matching a tool name are selected once per name and memoised on the chain
+(bounded), ``tool_name`` is read once per run (again only after a rewrite), and the outcome is
+built without the frozen dataclass's ``__init__``.
 """
 
 from __future__ import annotations
