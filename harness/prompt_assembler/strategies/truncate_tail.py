@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from harness.prompt_assembler.render import parts as unit_parts
 from harness.prompt_assembler.strategies.layer import (
@@ -112,8 +113,12 @@ def trim(units: Sequence[Unit], budget: int, tokenizer: Tokenizer) -> LayerResul
         tokens = count(whole)
         if tokens <= budget:
             return LayerResult(whole, tokens, 0, n, rendered)
-    cuts = _Cuts(parts, rendered, whole, budget, tokenizer)
-    starts = cuts.starts
+    starts: list[int] = []
+    offset = 0
+    for text in rendered:
+        starts.append(offset)
+        offset += len(text) + len(UNIT_SEPARATOR)
+    cuts = _Cuts(parts, whole, starts, budget, tokenizer)
     # Start where the budget ran out. A cut unit must show at least one character of its own
     # text (else it is not in the text and cannot be kept): the marker then closes the unit
     # before it, kept whole if it fits so.
@@ -140,6 +145,7 @@ def trim(units: Sequence[Unit], budget: int, tokenizer: Tokenizer) -> LayerResul
     return LayerResult(layer_text, tokens, 0, cut + 1, kept, True, notes, -1, REASON_AFTER_CUT)
 
 
+@dataclass(frozen=True, slots=True)
 class _Cuts:
     """One layer's rendering and the ways ``trim`` tries a cut in it.
 
@@ -147,26 +153,12 @@ class _Cuts:
     ``cut``'s text, the marker and its closing tag.
     """
 
-    __slots__ = ("budget", "count", "parts", "starts", "tokenizer", "whole")
-
-    def __init__(
-        self,
-        parts: list[tuple[str, str, str]],
-        rendered: list[str],
-        whole: str,
-        budget: int,
-        tokenizer: Tokenizer,
-    ) -> None:
-        self.parts = parts
-        self.whole = whole
-        self.budget = budget
-        self.tokenizer = tokenizer
-        self.count = tokenizer.count
-        self.starts: list[int] = []  # characters before each unit's rendering
-        offset = 0
-        for text in rendered:
-            self.starts.append(offset)
-            offset += len(text) + len(UNIT_SEPARATOR)
+    parts: list[tuple[str, str, str]]
+    whole: str
+    starts: list[int]
+    """Characters before each unit's rendering, separators included."""
+    budget: int
+    tokenizer: Tokenizer
 
     def build(self, cut: int, keep: int) -> str:
         """The layer text of the cut ``(cut, keep)``."""
@@ -176,7 +168,7 @@ class _Cuts:
     def shrink(self, cut: int, keep: int) -> tuple[int, int, int] | None:
         """Shrink until the layer (marker included) fits, backing into earlier units if not
         even the cut unit's tags and marker fit; None if not even the marker fits."""
-        count, budget, parts = self.count, self.budget, self.parts
+        count, budget, parts = self.tokenizer.count, self.budget, self.parts
         while cut >= 0:
             text = parts[cut][1]
             while True:
@@ -199,7 +191,7 @@ class _Cuts:
         """Use room a non-additive tokenizer left: a few bounded steps, each verified. Only a
         window after the cut is re-tokenized, never the whole (possibly huge) unit text.
         Entering the next unit with nothing of it shown is only a step, never a result."""
-        count, budget, parts = self.count, self.budget, self.parts
+        count, budget, parts = self.tokenizer.count, self.budget, self.parts
         best = (cut, keep, tokens)
         steps = 0
         while steps < _GROW_STEPS:
