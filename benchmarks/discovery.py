@@ -22,6 +22,10 @@ Rows:
   tests per entry; no real tool knows them in advance), for a conservative comparison.
 - ``fdfind``: fd honouring the same ``.gitignore`` files, with the vendored names excluded
   (shown when installed; Debian package ``fd-find``).
+- ``harness scoped cold``: ``load(..., targets=[one file in the deepest source directory])``
+  with an empty cache: the chain from the root to that directory only (CONTRACT section 8),
+  checked to equal the full walk's files on that chain. Compared with the full cold load
+  (goal: at least 100x faster) and with ``fdfind`` listing the whole tree.
 
 Each figure is the median wall time of several runs after one warm-up run (the page cache is
 warm for every tool alike: "cold" means the harness cache is empty). The file lists of every
@@ -31,6 +35,8 @@ tool are compared before timing; a mismatch aborts the benchmark.
 from __future__ import annotations
 
 import argparse
+import os
+import posixpath
 import random
 import shutil
 import statistics
@@ -175,28 +181,51 @@ def timed_run(command: list[str]) -> float:
     return time.perf_counter() - start
 
 
+def deepest_target(root: Path) -> str:
+    """A file about to be created in the deepest source directory (ties: the first by path)."""
+    deepest = ""
+    for top, dirs, _ in os.walk(root / "packages"):
+        dirs[:] = sorted(d for d in dirs if d not in ("node_modules", *GITIGNORED, NESTED_IGNORED))
+        rel = Path(top).relative_to(root).as_posix()
+        if rel.count("/") > deepest.count("/"):
+            deepest = rel
+    return f"{deepest}/new_module.ts"
+
+
 async def measure(
     root: Path,
     settings: InstructionFilesSettings,
     peers: dict[str, list[str]],
     repeat: int,
     warm_repeat: int,
+    target: str,
 ) -> tuple[dict[str, float], set[str]]:
     """Median seconds per row; rounds interleave the tools so machine noise hits all alike."""
     files = InstructionFiles(settings)
-    samples: dict[str, list[float]] = {"harness cold load": [], **{name: [] for name in peers}}
+    scoped = "harness scoped cold"
+    samples: dict[str, list[float]] = {
+        "harness cold load": [],
+        scoped: [],
+        **{name: [] for name in peers},
+    }
     async with Supervisor([files.child_spec()]):
         paths = {source.path for source in await files.load(root, agent="bench")}
+        found = await files.load(root, agent="bench", targets=[target])
+        on_chain = [p for p in sorted(paths) if (posixpath.dirname(p) or ".") in found.chain]
+        if sorted(source.path for source in found) != on_chain or len(found.chain) < 3:
+            raise AssertionError(f"scoped load != the full walk on its chain: {found.chain}")
         for command in peers.values():  # warm-up: page cache and binaries
             await anyio.to_thread.run_sync(timed_run, command)
         for round_number in range(repeat):
-            order = ["harness cold load", *peers]
+            order = ["harness cold load", scoped, *peers]
             shift = round_number % len(order)
             for name in order[shift:] + order[:shift]:
-                if name == "harness cold load":
+                if name in ("harness cold load", scoped):
                     files.invalidate()
                     start = time.perf_counter()
-                    await files.load(root, agent="bench")
+                    await files.load(
+                        root, agent="bench", targets=[target] if name == scoped else ()
+                    )
                     samples[name].append(time.perf_counter() - start)
                 else:
                     samples[name].append(await anyio.to_thread.run_sync(timed_run, peers[name]))
@@ -246,7 +275,8 @@ def main(argv: list[str] | None = None) -> int:
         fd = fd_command(root, settings)
         if fd is not None:
             peers["fdfind"] = fd
-        medians, paths = anyio.run(measure, root, settings, peers, repeat, 20000)
+        target = deepest_target(root)
+        medians, paths = anyio.run(measure, root, settings, peers, repeat, 20000, target)
         for name, command in peers.items():
             other = listed(command, root)
             if other != paths:
@@ -263,7 +293,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\n{len(paths)} instruction files; {peer_names} list exactly the same files")
         print(f"median of {repeat} interleaved runs (warm: mean of 20,000 loads)\n")
         print(f"{'what':<20} {'time ms':>10} {'vs find':>9} {'vs fd':>9}")
-        for name in ("harness cold load", "harness warm load", *peers):
+        for name in ("harness cold load", "harness warm load", "harness scoped cold", *peers):
             seconds = medians[name]
             vs_fd = f"{seconds / fd_time:8.2f}x" if fd_time else "        -"
             print(f"{name:<20} {seconds * 1000:>10.3f} {seconds / find_time:>8.2f}x {vs_fd}")
@@ -276,6 +306,11 @@ def main(argv: list[str] | None = None) -> int:
             print("cold / fd   = -     (fdfind not installed: apt-get install fd-find)")
         print(f"cold / warm = {cold / warm:,.0f}  (target >= 1000; a hit reads no file and")
         print("              resolves the workspace path)")
+        scoped = medians["harness scoped cold"]
+        print(f"\nscoped: one target, {target.count('/') + 1} directories deep ({target})")
+        print(f"full cold / scoped cold = {cold / scoped:,.0f}  (target >= 100)")
+        if fd_time:
+            print(f"fdfind (whole tree) / scoped cold = {fd_time / scoped:,.0f}")
         return 0
     finally:
         if args.keep:

@@ -57,6 +57,7 @@ _EXPORTS: dict[str, str] = {
     "InstructionSource": "harness.instruction_files",
     "InstructionStoreError": "harness.instruction_files",
     "WorkspaceNotFoundError": "harness.instruction_files",
+    "TargetOutsideWorkspace": "harness.instruction_files",
     # --- harness, config, agents, errors ---
     "debug": "harness.debug",
     "Roster": "harness.agents",

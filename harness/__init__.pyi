@@ -23,6 +23,7 @@ from harness.instruction_files import InstructionFilesSettings as InstructionFil
 from harness.instruction_files import InstructionSet as InstructionSet
 from harness.instruction_files import InstructionSource as InstructionSource
 from harness.instruction_files import InstructionStoreError as InstructionStoreError
+from harness.instruction_files import TargetOutsideWorkspace as TargetOutsideWorkspace
 from harness.instruction_files import WorkspaceNotFoundError as WorkspaceNotFoundError
 from harness.manifests.diff import ManifestDiff as ManifestDiff
 from harness.manifests.errors import ManifestNotFound as ManifestNotFound
@@ -75,6 +76,7 @@ __all__ = [
     "ReplayError",
     "Roster",
     "Strategy",
+    "TargetOutsideWorkspace",
     "TiktokenTokenizer",
     "Tokenizer",
     "TokenizerLoadError",

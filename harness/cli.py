@@ -86,6 +86,20 @@ def _budgets(items: Sequence[str]) -> dict[str, int]:
     return budgets
 
 
+def _target_option(sub: argparse.ArgumentParser) -> None:
+    sub.add_argument(
+        "--target",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help=(
+            "a path the run will touch, relative to WORKSPACE (not to the current directory) "
+            "or absolute: only the instruction files on the chain from the root to it apply "
+            "(repeat for more targets)"
+        ),
+    )
+
+
 def _build_parser() -> _Parser:
     parser = _Parser(
         prog="harness",
@@ -105,6 +119,7 @@ def _build_parser() -> _Parser:
             help="agent_instructions: an SQLite file, or a postgresql:// URL",
         )
         sub.add_argument("--config", metavar="PATH", help="harness TOML config file")
+        _target_option(sub)
 
     debug = commands.add_parser(
         "debug",
@@ -201,6 +216,7 @@ async def _debug(args: argparse.Namespace) -> int:
             task_state=state,
             budgets=budgets,
             tokenizer=args.tokenizer,
+            targets=args.target,
         )
     if args.json or args.text:
         for warning in build.warnings:
@@ -229,6 +245,13 @@ def _format_sources(
     project = f", project {args.project_id}" if args.project_id else ", no project"
     header = f"instruction files in {args.workspace} ({who}{project}), least authoritative first:"
     lines = [printable(header)]
+    if instruction_set.targets:
+        from harness.debug import scope_line
+        from harness.workspace import display_path
+
+        scope = scope_line(instruction_set.targets, instruction_set.chain)
+        shown = ", ".join(display_path(target) for target in instruction_set.targets)
+        lines.append(f"{scope}: {shown}")
     if not instruction_set.sources:
         lines.append("  (none)")
     paths = [printable(source.path) for source in instruction_set.sources]
@@ -262,7 +285,7 @@ async def _sources(args: argparse.Namespace) -> int:
         harness.roster.identity(agent)
     async with harness:
         instruction_set = await harness.instruction_files.load(
-            args.workspace, agent=agent or "-", project_id=args.project_id
+            args.workspace, agent=agent or "-", project_id=args.project_id, targets=args.target
         )
     context = await harness.project_context(args.workspace)
     sys.stdout.write(_format_sources(instruction_set, context, args))

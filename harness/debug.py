@@ -17,7 +17,7 @@ import os
 import sys
 import textwrap
 import warnings
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, TextIO
 
@@ -26,12 +26,12 @@ import anyio
 from harness.config import HarnessConfig
 from harness.harness import Harness, LayerInput, PromptBuild
 from harness.prompt_assembler import AssembledPrompt
-from harness.workspace import printable, visible
+from harness.workspace import display_path, printable, visible
 
 if TYPE_CHECKING:
     from harness.tokenizer import Tokenizer
 
-__all__ = ["aprint", "format_build", "print"]
+__all__ = ["aprint", "format_build", "print", "scope_line"]
 
 WIDTH = 80
 
@@ -40,9 +40,28 @@ def _n(value: int, estimated: bool) -> str:
     return f"{'~' if estimated else ''}{value:,}"
 
 
-def _wrap(label: str, items: list[str] | tuple[str, ...], width: int) -> list[str]:
+def scope_line(targets: tuple[str, ...], chain: tuple[str, ...]) -> str:
+    """``scoped to 1 target: 4 directories on its chain`` (plurals right)."""
+    many = len(targets) != 1
+    target = f"{len(targets)} target{'s' if many else ''}"
+    dirs = f"{len(chain)} director{'ies' if len(chain) != 1 else 'y'}"
+    return f"scoped to {target}: {dirs} on {'their chains' if many else 'its chain'}"
+
+
+def _scope_lines(build: PromptBuild, width: int) -> list[str]:
+    """The header's scope and targets lines; none for a build of the whole workspace."""
+    if not build.targets:
+        return []
+    paths = [display_path(target) for target in build.targets]
+    scope = f"scope      {scope_line(build.targets, build.chain)}"
+    return [scope, *_wrap("targets", paths, width, indent="")]
+
+
+def _wrap(
+    label: str, items: list[str] | tuple[str, ...], width: int, indent: str = "    "
+) -> list[str]:
     """``label`` then comma-separated items, wrapped under themselves."""
-    head = f"    {label:<8} "
+    head = f"{indent}{label:<8} " if indent else f"{label:<10} "
     return textwrap.wrap(
         ", ".join(items),
         width=width,
@@ -62,6 +81,7 @@ def format_build(build: PromptBuild, *, width: int = WIDTH) -> str:
     project = f", project {build.project_id}" if build.project_id else ", no project"
     lines.append(printable(f"harness debug: agent {build.agent}{project}"))
     lines.append(printable(f"workspace  {build.workspace}"))
+    lines.extend(_scope_lines(build, width))
     legend = "~ marks estimated counts" if est else "exact counts"
     lines.append(f"tokenizer  {build.tokenizer_name} ({legend})")
     lines.append("")
@@ -139,8 +159,10 @@ async def aprint(
     config: HarnessConfig | None = None,
     business_rules: LayerInput = (),
     task_state: LayerInput = (),
+    targets: Sequence[str | os.PathLike[str]] = (),
 ) -> AssembledPrompt:
-    """Build the prompt and print the debug report to ``file`` (default: stdout).
+    """Build the prompt and print the debug report to ``file`` (default: stdout); with
+    ``targets``, scoped to the instruction files on their chains (the header says so).
 
     Starts a short-lived ``Harness``; returns the ``AssembledPrompt`` so the REPL can keep
     inspecting it (``.manifest()``, ``.layers``).
@@ -154,6 +176,7 @@ async def aprint(
             task_state=task_state,
             budgets=budgets,
             tokenizer=tokenizer,
+            targets=targets,
         )
     out = file if file is not None else sys.stdout
     out.write(format_build(build))
@@ -173,6 +196,7 @@ def print(
     config: HarnessConfig | None = None,
     business_rules: LayerInput = (),
     task_state: LayerInput = (),
+    targets: Sequence[str | os.PathLike[str]] = (),
 ) -> AssembledPrompt:
     """Synchronous ``aprint`` for a plain REPL or script (no event loop needed).
 
@@ -191,6 +215,7 @@ def print(
         config=config,
         business_rules=business_rules,
         task_state=task_state,
+        targets=targets,
     )
     try:
         asyncio.get_running_loop()

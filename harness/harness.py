@@ -87,12 +87,44 @@ class PromptBuild:
     warnings: tuple[str, ...] = field(default=())
 
     @property
+    def targets(self) -> tuple[str, ...]:
+        """What the build was scoped to (``InstructionSet.targets``); empty: the whole tree."""
+        return self.instruction_set.targets
+
+    @property
+    def chain(self) -> tuple[str, ...]:
+        """The directories on the targets' chains (``InstructionSet.chain``)."""
+        return self.instruction_set.chain
+
+    @property
+    def imports(self) -> dict[str, tuple[tuple[str, str], ...]]:
+        """Per unit id (an instruction file's path, a ``.AGENTS/`` file's), the files its
+        ``@path`` lines imported (workspace-relative path, sha256); units without imports
+        are absent."""
+        return _imports(self.instruction_set, self.project_context)
+
+    def context(self) -> dict[str, object]:
+        """What the build was given beyond its layers, JSON-serialisable, for a manifest
+        record: the targets, their chains' directories and every unit's imports."""
+        imports = {unit: [list(pair) for pair in pairs] for unit, pairs in self.imports.items()}
+        return {"targets": list(self.targets), "chain": list(self.chain), "imports": imports}
+
+    @property
     def slack(self) -> int:
         return self.envelope.input_tokens - sum(self.budgets.values())
 
     @property
     def headroom(self) -> int:
         return self.envelope.input_tokens - self.prompt.tokens
+
+
+def _imports(
+    instruction_set: InstructionSet, project_context: ProjectContext
+) -> dict[str, tuple[tuple[str, str], ...]]:
+    """Per unit id, what its file's ``@path`` lines imported (units without imports absent)."""
+    found = {source.path: source.imports for source in instruction_set if source.imports}
+    found.update(project_context.imports)
+    return found
 
 
 def _units(layer: str, value: LayerInput) -> str | Unit | list[Unit]:
@@ -282,8 +314,10 @@ class Harness:
         task_state: LayerInput = (),
         budgets: Mapping[str, int] | None = None,
         tokenizer: Tokenizer | str | None = None,
+        targets: Sequence[str | os.PathLike[str]] = (),
     ) -> PromptBuild:
-        """Like ``build_prompt`` but also returns the discovery report the debug print shows."""
+        """Like ``build_prompt`` but also returns the discovery report the debug print shows
+        (``targets``, ``chain`` and ``imports`` among it)."""
         if self._supervisor is None:
             raise HarnessNotRunning(_NOT_RUNNING)
         identity = self.roster.identity(agent)  # UnknownAgent first: the cheapest check
@@ -300,7 +334,7 @@ class Harness:
         state = _units("task_state", task_state)
 
         instruction_set = await self._instruction_files.load_resolved(
-            resolved, agent=agent, project_id=project_id
+            resolved, agent=agent, project_id=project_id, targets=targets
         )
         project_context = await self.project_context(root)
         seen_at = instruction_set.observed_at
@@ -339,7 +373,14 @@ class Harness:
         envelope = self.config.envelope
         if self._provenance is not None:  # durable before the prompt is handed out, or no prompt
             prompt = await self._provenance.recorded(
-                prompt, now, spec, workspace=root, agent=agent, project_id=project_id
+                prompt,
+                now,
+                spec,
+                workspace=root,
+                agent=agent,
+                project_id=project_id,
+                targets=instruction_set.targets,
+                imports=_imports(instruction_set, project_context),
             )
         return PromptBuild(
             prompt=prompt,
@@ -364,11 +405,14 @@ class Harness:
         task_state: LayerInput = (),
         budgets: Mapping[str, int] | None = None,
         tokenizer: Tokenizer | str | None = None,
+        targets: Sequence[str | os.PathLike[str]] = (),
     ) -> AssembledPrompt:
         """Assemble the five-layer prompt for ``agent`` working in ``workspace``.
 
         Instruction files are units in ascending precedence (root first, the database row
-        last), so a tight budget discards the least authoritative first. ``budgets`` merge
+        last), so a tight budget discards the least authoritative first. ``targets``: the
+        paths the run will touch; only the instruction files on their chains from the root
+        apply (``TargetOutsideWorkspace`` for one outside the workspace). ``budgets`` merge
         over the config's; ``tokenizer`` is a ``Tokenizer`` or a spec such as
         ``"tiktoken:cl100k_base"``. Raises ``UnknownAgent`` for a slug not in the roster and
         ``WorkspaceNotFoundError`` (a ``FileNotFoundError``) for a bad workspace; outside
@@ -385,6 +429,7 @@ class Harness:
             task_state=task_state,
             budgets=budgets,
             tokenizer=tokenizer,
+            targets=targets,
         )
         return build.prompt
 

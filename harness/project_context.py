@@ -38,8 +38,8 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from harness.errors import ArgumentError
@@ -59,6 +59,7 @@ from harness.workspace import (
     read_file,
     reason,
 )
+from harness.workspace.import_door import ImportDoor, expand_file, revision
 
 __all__ = ["DIRECTORY", "PRIORITY", "ProjectContext", "load_project_context"]
 
@@ -68,10 +69,15 @@ PRIORITY = ("overview.md", "conventions.md", "glossary.md")
 
 @dataclass(frozen=True, slots=True)
 class ProjectContext:
-    """The ``.AGENTS/`` units in layer order, and why any file was skipped or altered."""
+    """The ``.AGENTS/`` units in layer order, and why any file was skipped or altered.
+
+    ``imports`` maps the id of each unit that has ``@path`` imports to what it imported
+    (workspace-relative path, sha256), as ``InstructionSource.imports``.
+    """
 
     units: tuple[Unit, ...] = ()
     warnings: tuple[str, ...] = ()
+    imports: Mapping[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)
 
 
 def ordered_names(names: list[str]) -> list[str]:
@@ -110,16 +116,18 @@ def load_project_context(
     root = os.path.realpath(workspace)
     prune = InstructionFilesSettings().vendored if vendored is None else vendored
     pins = Pins()
+    imports: dict[str, tuple[tuple[str, str], ...]] = {}
     try:
         with SymlinkPolicy(root, prune) as rules:
-            units, warnings = _load(rules, pins, max_file_bytes)
+            units, warnings = _load(rules, pins, max_file_bytes, imports)
     except FileNotFoundError:
         return ProjectContext()
     except OSError as exc:
         units, warnings = [], [f"{DIRECTORY}/: cannot be read ({reason(exc)}); skipped"]
     finally:
         pins.release()
-    return ProjectContext(tuple(units), tuple(printable(warning) for warning in warnings))
+    shown = tuple(printable(warning) for warning in warnings)
+    return ProjectContext(tuple(units), shown, imports)
 
 
 def _refused_directory(rules: SymlinkPolicy) -> str | None:
@@ -132,7 +140,9 @@ def _refused_directory(rules: SymlinkPolicy) -> str | None:
     return None
 
 
-def _load(rules: SymlinkPolicy, pins: Pins, cap: int) -> tuple[list[Unit], list[str]]:
+def _load(
+    rules: SymlinkPolicy, pins: Pins, cap: int, imports: dict[str, tuple[tuple[str, str], ...]]
+) -> tuple[list[Unit], list[str]]:
     problem = _refused_directory(rules)
     if problem is not None:
         return [], [problem]
@@ -168,12 +178,18 @@ def _load(rules: SymlinkPolicy, pins: Pins, cap: int) -> tuple[list[Unit], list[
                 warnings.append(f"{relative}: empty or whitespace only; skipped")
                 continue
             warnings.extend(f"{relative}: {note}" for note in altered)
+            door = ImportDoor(rules, cap=cap)  # @path lines: the same rules as every read
+            text, imported, notes = expand_file(door, f"{DIRECTORY}/{name}", text)
+            warnings.extend(f"{relative}: {note}" for note in notes)
+            if imported:
+                imports[relative] = imported
+            digest = hashlib.sha256(data.data).hexdigest()
             units.append(
                 Unit(
                     id=relative,
                     text=text,
                     source=relative,
-                    version=hashlib.sha256(data.data).hexdigest(),  # the file's revision
+                    version=revision(digest, imported) or digest,  # the file's revision
                     observed_at=datetime.now(UTC),
                 )
             )

@@ -37,6 +37,10 @@ Design notes.
   notifies every node of changes); ``create_schema(url)`` returns a coroutine to await.
   ``source_path(project_id, agent)`` is a database source's ``path``.
 - ``discover(workspace, settings)`` is the blocking walk on its own (no database, no cache).
+- ``targets=`` on ``load`` / ``discover`` scopes a load to the chains of directories from the
+  root to each target (``harness.workspace.targets``); a target outside the workspace raises
+  ``TargetOutsideWorkspace`` (a ``ValueError``). ``@path`` lines import other files
+  (``harness.workspace.imports``, through ``harness.workspace.import_door``).
 """
 
 from harness.instruction_files.discovery import discover as discover
@@ -59,6 +63,7 @@ from harness.instruction_files.stores.sqlite import (
     SqliteInstructionStore as SqliteInstructionStore,
 )
 from harness.instruction_files.stores.sqlite import source_path as source_path
+from harness.workspace.targets import TargetOutsideWorkspace as TargetOutsideWorkspace
 
 __all__ = [
     "POSTGRES_SCHEMA_SQL",
@@ -72,6 +77,7 @@ __all__ = [
     "SqliteInstructionStore",
     "StoreEvents",
     "StoreRead",
+    "TargetOutsideWorkspace",
     "WorkspaceNotFoundError",
     "create_schema",
     "discover",

@@ -29,8 +29,9 @@ __all__ = ["CacheKey", "CacheTable", "CacheTask", "CacheTaskCrashed"]
 
 logger = logging.getLogger(__name__)
 
-CacheKey = tuple[str, str | None, str]
-"""(resolved workspace, project_id, agent)."""
+CacheKey = tuple[str, str | None, str, tuple[str, ...] | None]
+"""(resolved workspace, project_id, agent, the directories on the targets' chains or None for
+the full walk)."""
 
 
 class CacheTaskCrashed(HarnessError, RuntimeError):
@@ -41,7 +42,8 @@ class CacheTaskCrashed(HarnessError, RuntimeError):
 class CacheTable:
     """What one life of the cache task owns.
 
-    ``entries`` maps (resolved workspace, project_id, agent) to the loaded set.
+    ``entries`` maps (resolved workspace, project_id, agent, chain directories) to the
+    loaded set.
     """
 
     entries: Cache[CacheKey, InstructionSet]

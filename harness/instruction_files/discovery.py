@@ -44,9 +44,11 @@ entered, and no file is opened before its type is known.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from harness.instruction_files.models import InstructionSet, InstructionSource
@@ -73,6 +75,8 @@ from harness.workspace import (
     too_long,
 )
 from harness.workspace.ignore import IgnoreChain
+from harness.workspace.import_door import ImportDoor, expand_file, revision
+from harness.workspace.targets import ROOT, Scope, scope_of
 
 __all__ = ["DiscoveryCancelled", "discover", "walk_workspace"]
 
@@ -108,6 +112,7 @@ class _Walk(DirectoryWalk):
         self.shadowing: dict[str, list[str]] = {}  # chosen file -> the files it shadows
         self.pins = Pins()
         self.symlinks = SymlinkPolicy(root, self.prune, gitignores=gitignores, base=self.base)
+        self.door = ImportDoor(self.symlinks, cap=settings.max_bytes)  # for @path imports
 
     def files(
         self,
@@ -213,27 +218,47 @@ def discover(
     settings: InstructionFilesSettings | None = None,
     *,
     stop: threading.Event | None = None,
+    targets: Sequence[str | os.PathLike[str]] = (),
 ) -> InstructionSet:
-    """Walk ``workspace`` and return its instruction files in ascending precedence.
+    """Walk ``workspace`` and return its instruction files in ascending precedence; with
+    ``targets``, only the chains of directories from the root to each target.
 
     Blocking. ``stop`` (set from another thread) makes the walk raise ``DiscoveryCancelled``
-    soon after. Raises ``WorkspaceNotFoundError`` for a missing workspace; every other problem
-    is a warning in the result.
+    soon after. Raises ``WorkspaceNotFoundError`` for a missing workspace and
+    ``TargetOutsideWorkspace`` for a target outside it; every other problem is a warning in
+    the result.
     """
     settings = settings if settings is not None else InstructionFilesSettings()
-    return walk_workspace(resolve_workspace(workspace), settings, stop)
+    root = resolve_workspace(workspace)
+    scope = None
+    if targets:
+        given = os.path.abspath(os.fspath(workspace))
+        scope = scope_of(root, targets, prune=settings.vendored, workspace=given)
+    return walk_workspace(root, settings, stop, scope=scope)
 
 
 def walk_workspace(
-    root: str, settings: InstructionFilesSettings, stop: threading.Event | None = None
+    root: str,
+    settings: InstructionFilesSettings,
+    stop: threading.Event | None = None,
+    *,
+    scope: Scope | None = None,
 ) -> InstructionSet:
-    """``discover`` for a root already resolved by ``resolve_workspace``."""
+    """``discover`` for a root already resolved by ``resolve_workspace``; with ``scope``
+    (``harness.workspace.targets.scope_of``) only the directories on its chains are walked."""
     walk = _Walk(root, settings, stop)
+    if scope is not None:  # a few directories: one thread, no pool
+        walk.only = scope.only
+        walk.warnings.extend(scope.warnings)
     try:
-        walk.run(settings.walk_threads or default_threads())
+        walk.run(1 if scope is not None else settings.walk_threads or default_threads())
+        found = _assemble(walk)  # (imports read through the walk's symlink policy)
     finally:
         walk.release()
-    return _assemble(walk)
+    if scope is None:
+        return found
+    chain = tuple(rel or ROOT for rel in scope.directories)
+    return dataclasses.replace(found, targets=scope.targets, chain=chain)
 
 
 def _assemble(walk: _Walk) -> InstructionSet:
@@ -259,13 +284,18 @@ def _assemble(walk: _Walk) -> InstructionSet:
             warnings.append((found.rel, "skipped: empty or whitespace-only"))
             continue
         warnings.extend((found.rel, note) for note in altered)
+        content, imports, notes = expand_file(walk.door, found.rel, content)
+        warnings.extend((found.rel, note) for note in notes)
+        digest = hashlib.sha256(found.data).hexdigest()
         sources.append(
             InstructionSource(
                 kind="root" if found.depth == 0 else "directory",
                 path=rel,
                 content=content,
-                digest=hashlib.sha256(found.data).hexdigest(),
+                digest=digest,
                 depth=found.depth,
+                version=revision(digest, imports),
+                imports=imports,
             )
         )
     warnings.sort(key=lambda warning: warning[0])  # stable: a file's notes keep their order

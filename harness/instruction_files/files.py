@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import functools
 import logging
 import os
 import threading
@@ -43,11 +44,13 @@ from harness.errors import ArgumentError, StateError
 from harness.instruction_files.cache import CacheKey, CacheTable, CacheTask
 from harness.instruction_files.discovery import walk_workspace
 from harness.instruction_files.models import InstructionSet
+from harness.instruction_files.scoping import Targets, named, scope_for
 from harness.instruction_files.settings import InstructionFilesSettings
 from harness.instruction_files.stores import InstructionStore, StoreRead, open_store
 from harness.instruction_files.stores.sqlite import source_path
 from harness.runtime import ChildSpec
 from harness.workspace import resolve_workspace
+from harness.workspace.targets import Scope
 
 __all__ = ["InstructionFiles", "ResolvedWorkspace"]
 
@@ -74,6 +77,7 @@ class _Read:
     result: InstructionSet | None = None
     error: Exception | None = None
     abandoned: bool = False  # the leading load was cancelled: waiters start over
+    scope: Scope | None = None  # a scoped read: the chains to walk
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +88,7 @@ class ResolvedWorkspace:
 
     path: str
     epoch: int
+    given: str | None = None  # the absolute path it was given by (for absolute targets)
 
 
 @dataclass(slots=True)
@@ -231,18 +236,20 @@ class InstructionFiles:
         *,
         agent: str,
         project_id: str | None = None,
+        targets: Targets = (),
     ) -> InstructionSet:
-        """The instruction sources for ``agent`` in ``workspace`` (and ``project_id``'s row).
+        """The instruction sources for ``agent`` in ``workspace`` (and ``project_id``'s row);
+        with ``targets`` (paths the run will touch: workspace-relative, or absolute inside it;
+        they need not exist) only those on the chains from the root to each (CONTRACT 8).
 
-        Raises ``WorkspaceNotFoundError`` (a ``FileNotFoundError``) for a missing workspace and
+        Raises ``WorkspaceNotFoundError`` (a ``FileNotFoundError``) for a missing workspace,
+        ``TargetOutsideWorkspace`` (a ``ValueError``) for a target outside it, and
         ``InstructionStoreError`` when the database cannot be read. A cache hit reads no file,
-        but the workspace path is resolved on every call: a symlinked workspace that is
-        retargeted, as in an atomic deploy, is the new target at once.
+        but the workspace path (and each target's chain) is resolved on every call: a
+        symlinked workspace that is retargeted, as in an atomic deploy, is the new target at
+        once.
         """
-        _check_name("agent", agent)
-        if project_id is not None:
-            _check_name("project_id", project_id)
-        return await self._load(self.resolve(workspace), agent, project_id)
+        return await self._scoped(self.resolve(workspace), agent, project_id, targets)
 
     def resolve(self, workspace: str | os.PathLike[str]) -> ResolvedWorkspace:
         """Resolve ``workspace`` (``WorkspaceNotFoundError`` if it is not a directory) for
@@ -252,21 +259,36 @@ class InstructionFiles:
             epoch = self._epoch  # before resolving: an invalidate meanwhile must be seen
         # A few lstat calls, on the loop: a worker-thread hop would cost ten times more than
         # the calls themselves, on the path every cache hit takes.
-        return ResolvedWorkspace(resolve_workspace(os.fspath(workspace)), epoch)
+        given = os.fspath(workspace)
+        return ResolvedWorkspace(resolve_workspace(given), epoch, os.path.abspath(given))
 
     async def load_resolved(
-        self, workspace: ResolvedWorkspace, *, agent: str, project_id: str | None = None
+        self,
+        workspace: ResolvedWorkspace,
+        *,
+        agent: str,
+        project_id: str | None = None,
+        targets: Targets = (),
     ) -> InstructionSet:
         """``load`` for a workspace ``resolve`` returned (same guarantees)."""
+        return await self._scoped(workspace, agent, project_id, targets)
+
+    async def _scoped(
+        self, workspace: ResolvedWorkspace, agent: str, project_id: str | None, targets: Targets
+    ) -> InstructionSet:
+        """``_load`` scoped to ``targets`` if any (``scoping``: their chains are in the key)."""
         _check_name("agent", agent)
         if project_id is not None:
             _check_name("project_id", project_id)
-        return await self._load(workspace, agent, project_id)
+        prune = self._settings.vendored
+        scope = await scope_for(workspace.path, workspace.given, targets, prune=prune)
+        return named(await self._load(workspace, agent, project_id, scope), scope)
 
     async def _load(
-        self, workspace: ResolvedWorkspace, agent: str, project_id: str | None
+        self, workspace: ResolvedWorkspace, agent: str, project_id: str | None, scope: Scope | None
     ) -> InstructionSet:
-        key: CacheKey = (workspace.path, project_id, agent)
+        chain = scope.directories if scope is not None else None
+        key: CacheKey = (workspace.path, project_id, agent, chain)
         epoch = workspace.epoch
         store = self._store
         while True:
@@ -283,7 +305,7 @@ class InstructionFiles:
                         return hit
                 read = self._inflight.get(key)
                 if read is None:
-                    read = _Read(key, table, revoked=epoch != self._epoch)
+                    read = _Read(key, table, revoked=epoch != self._epoch, scope=scope)
                     if project_id is not None and store is not None:
                         read.generation = self._generation
                         read.cacheable = store.cache_rows
@@ -313,7 +335,7 @@ class InstructionFiles:
 
     async def _lead(self, read: _Read) -> InstructionSet:
         try:
-            result = await self._read_sources(read.key)
+            result = await self._read_sources(read.key, read.scope)
         except BaseException as exc:
             with self._lock:
                 if self._inflight.get(read.key) is read:
@@ -334,17 +356,18 @@ class InstructionFiles:
         read.done.set()
         return result
 
-    async def _read_sources(self, key: CacheKey) -> InstructionSet:
-        """Walk the tree (worker thread) and read the database row (the store) concurrently."""
-        root, project_id, agent = key
+    async def _read_sources(self, key: CacheKey, scope: Scope | None) -> InstructionSet:
+        """Walk the tree or ``scope``'s chains (worker thread) and read the row concurrently."""
+        root, project_id, agent, _ = key
         observed_at = datetime.now(UTC)
+        run = walk_workspace if scope is None else functools.partial(walk_workspace, scope=scope)
         stop = threading.Event()
         walked = _Walked()
 
         async def walk() -> None:
             try:
                 walked.result = await anyio.to_thread.run_sync(
-                    walk_workspace, root, self._settings, stop, abandon_on_cancel=True
+                    run, root, self._settings, stop, abandon_on_cancel=True
                 )
             except Exception as exc:
                 walked.error = exc
@@ -384,8 +407,9 @@ class InstructionFiles:
         sources = files.sources
         if row.source is not None:
             sources = (*sources, dataclasses.replace(row.source, version=row.updated_at))
-        return InstructionSet(
-            sources=sources, warnings=(*files.warnings, *row.warnings), observed_at=observed_at
+        warnings = (*files.warnings, *row.warnings)
+        return dataclasses.replace(
+            files, sources=sources, warnings=warnings, observed_at=observed_at
         )
 
     # -- StoreEvents: what the store's companions report -----------------------------------
@@ -455,7 +479,7 @@ class InstructionFiles:
             return resolved == real or _is_within(real, resolved) or _is_within(resolved, real)
 
         def matches(key: CacheKey) -> bool:
-            resolved, key_project, key_agent = key
+            resolved, key_project, key_agent, _ = key
             return (
                 (real is None or related(resolved))
                 and (project_id is None or key_project == project_id)

@@ -31,10 +31,13 @@ class InstructionSource:
     ``"db:<project_id>/<agent>"``. ``digest`` is the sha256 hex of the bytes read (the UTF-8
     encoding of the row for the database). ``depth`` counts directories below the workspace
     root: 0 for the root file; the database source also has depth 0 (it is not in the tree;
-    its place, last, comes from its kind).
+    its place, last, comes from its kind). ``imports`` lists each file its ``@path`` lines
+    imported (workspace-relative path, sha256 of its text), in first-import order; their
+    text is inside ``content`` (one source, one unit), and ``digest`` stays the file's own.
 
     ``version`` is the source's revision for provenance: the row's ``updated_at`` for the
-    database, the ``digest`` for a file (the default when none is given).
+    database, the ``digest`` for a file (the default when none is given), or for a file with
+    imports a sha256 over its digest and its imports' (an edited import is a new revision).
     """
 
     kind: SourceKind
@@ -43,6 +46,7 @@ class InstructionSource:
     digest: str
     depth: int
     version: str | None = None
+    imports: tuple[tuple[str, str], ...] = ()
 
     @property
     def revision(self) -> str:
@@ -57,11 +61,19 @@ class InstructionSet:
     Iterating yields the sources. ``warnings`` names every file skipped or altered and why,
     one ``"<path>: <reason>"`` string each, sorted by path. ``observed_at`` is when the read
     began (timezone-aware UTC; a cached set keeps the time it was read, not served).
+
+    A scoped load (``targets=``) records its ``targets`` as given, normalised and
+    workspace-relative (``"."`` is the root, no trailing ``/``, duplicates once), and
+    ``chain``: the directories on their chains, root (``"."``) first, shallow to deep, ties
+    by path (ignored or vendored ones among them contribute nothing). Both are empty for the
+    full walk.
     """
 
     sources: tuple[InstructionSource, ...] = ()
     warnings: tuple[str, ...] = ()
     observed_at: datetime | None = field(default=None, compare=False)  # not part of the data
+    targets: tuple[str, ...] = ()
+    chain: tuple[str, ...] = ()
 
     def __iter__(self) -> Iterator[InstructionSource]:
         return iter(self.sources)

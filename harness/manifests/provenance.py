@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 
@@ -86,6 +87,8 @@ class Provenance:
         project_id: str | None,
         requested_at: datetime,
         tokenizer_spec: str | None,
+        targets: Sequence[str] = (),
+        imports: Mapping[str, Sequence[tuple[str, str]]] | None = None,
     ) -> str:
         """Record ``prompt`` durably and return its manifest id."""
         record = ManifestRecord.of(
@@ -95,6 +98,8 @@ class Provenance:
             project_id=project_id,
             requested_at=requested_at,
             tokenizer_spec=tokenizer_spec,
+            targets=targets,
+            imports=imports,
         )
         await self._recorder.record(record)
         return record.manifest_id
@@ -108,6 +113,8 @@ class Provenance:
         workspace: os.PathLike[str] | str,
         agent: str,
         project_id: str | None,
+        targets: Sequence[str] = (),
+        imports: Mapping[str, Sequence[tuple[str, str]]] | None = None,
     ) -> AssembledPrompt:
         """``prompt`` once durably recorded, carrying its ``manifest_id`` (what
         ``Harness.build`` hands out); ``tokenizer`` is the spec or object it was built with."""
@@ -118,5 +125,7 @@ class Provenance:
             project_id=project_id,
             requested_at=requested_at,
             tokenizer_spec=tokenizer if isinstance(tokenizer, str) else None,
+            targets=targets,
+            imports=imports,
         )
         return dataclasses.replace(prompt, manifest_id=manifest_id)

@@ -18,9 +18,11 @@
 Design notes: the recorded manifest is the assembler's manifest (schema 2: every input unit,
 kept or dropped, with its index among the layer's inputs, its provenance and the sha256 of its
 text) plus section 11's context (``manifest_id``, ``harness_version``, ``requested_at``,
-``workspace``, ``agent``, ``project_id``, ``targets``, ``tokenizer``, ``tokenizer_spec``,
-``budgets``, ``strategies``). The texts travel beside it, keyed by the sha256 the manifest
-already holds (nothing is hashed twice), and are stored once however many builds use them.
+``workspace``, ``agent``, ``project_id``, ``targets``, ``imports``, ``tokenizer``,
+``tokenizer_spec``, ``budgets``, ``strategies``). ``imports`` maps each unit id whose file
+has ``@path`` imports to ``[[path, sha256], ...]``. The texts travel beside it, keyed by the
+sha256 the manifest already holds (nothing is hashed twice), and are stored once however many
+builds use them.
 Building a record is pure apart from the id's clock.
 """
 
@@ -46,6 +48,7 @@ CONTEXT_FIELDS: tuple[str, ...] = (
     "agent",
     "project_id",
     "targets",
+    "imports",
     "tokenizer",
     "tokenizer_spec",
     "budgets",
@@ -81,6 +84,7 @@ class ManifestRecord:
         requested_at: datetime,
         tokenizer_spec: str | None,
         targets: Sequence[Any] = (),
+        imports: Mapping[str, Sequence[tuple[str, str]]] | None = None,
         manifest_id: str | None = None,
     ) -> ManifestRecord:
         """The record of ``prompt``, built for ``agent`` in ``workspace``.
@@ -105,6 +109,9 @@ class ManifestRecord:
             agent=agent,
             project_id=project_id,
             targets=list(targets),
+            imports={
+                unit: [list(pair) for pair in pairs] for unit, pairs in (imports or {}).items()
+            },
             tokenizer_spec=tokenizer_spec,
             budgets={layer["name"]: layer["budget"] for layer in manifest["layers"]},
             strategies={layer["name"]: layer["strategy"] for layer in manifest["layers"]},

@@ -42,7 +42,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Literal
 
 from harness.errors import HarnessError
@@ -81,7 +81,14 @@ _Job = tuple["_Parent | None", str, str, int, "IgnoreChain | None", int]
 
 
 class DirectoryWalk:
-    """One walk of one workspace; shared by its threads. Subclasses implement ``files``."""
+    """One walk of one workspace; shared by its threads. Subclasses implement ``files``.
+
+    ``only``, when set, narrows the walk to chains of directories (``targets.Scope.only``):
+    per directory, the names of the subdirectories to enter; every other one is neither
+    opened nor listed. Everything else (prunes, ``.gitignore``, warnings) is unchanged.
+    """
+
+    only: Mapping[str, frozenset[str]] | None = None
 
     def __init__(
         self,
@@ -149,6 +156,7 @@ class DirectoryWalk:
         special, prune, stop = self.special, self.prune, self.stop
         scandir, pop, push, dopen = os.scandir, stack.pop, stack.append, os.open
         lock = self._lock
+        only = self.only
         while stack and budget > 0:
             budget -= 1
             if stop is not None and stop.is_set():
@@ -188,6 +196,9 @@ class DirectoryWalk:
                     continue
                 if named is not None:
                     chain = self._named(fd, rel, depth, length, chain, named, subdirs)
+                if only is not None:  # a scoped walk: only the subdirectories on its chains
+                    on_chain = only.get(rel, frozenset())
+                    subdirs = [name for name in subdirs if name in on_chain]
                 if not subdirs:
                     continue
                 prefix = rel + "/" if rel else ""

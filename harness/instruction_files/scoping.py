@@ -1,0 +1,55 @@
+"""Scoping a load to its targets: the ``targets=`` of ``InstructionFiles.load``.
+
+    >>> import anyio, functools, os, tempfile
+    >>> from harness.workspace import resolve_workspace
+    >>> from harness.instruction_files.scoping import scope_for
+    >>> root = resolve_workspace(tempfile.mkdtemp())
+    >>> os.makedirs(os.path.join(root, "pkg", "src"))
+    >>> find = functools.partial(scope_for, root, None, ["pkg/src/new.py"], prune=())
+    >>> anyio.run(find).directories   # part of the cache key; "" is the root
+    ('', 'pkg', 'pkg/src')
+
+The chains themselves are ``harness.workspace.targets`` (resolved through descriptors); this
+module is the ``InstructionFiles`` side: they are resolved on every load, cache hit or not (a
+few system calls per level, on the event loop like the workspace path, or in a worker thread
+when there are many targets), and a set cached for one spelling of a chain is handed to a
+load of another spelling under that load's own targets.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import os
+from collections.abc import Iterable, Sequence
+
+import anyio.to_thread
+
+from harness.instruction_files.models import InstructionSet
+from harness.workspace.targets import Scope, scope_of
+
+__all__ = ["Targets", "named", "scope_for"]
+
+Targets = Sequence[str | os.PathLike[str]]
+"""What ``targets=`` takes (one path alone is accepted too: it is one target)."""
+ON_LOOP = 16  # more targets than this are resolved in a worker thread
+
+
+async def scope_for(
+    root: str, given: str | None, targets: Targets, *, prune: Iterable[str]
+) -> Scope | None:
+    """The scope of ``targets`` in the workspace whose real path is ``root`` (None: no
+    targets, the full walk). Raises ``TargetOutsideWorkspace``."""
+    if isinstance(targets, str | os.PathLike):
+        targets = (targets,)  # one path, not a sequence of one-letter targets
+    if not targets:
+        return None
+    resolve = functools.partial(scope_of, root, targets, prune=prune, workspace=given)
+    return await anyio.to_thread.run_sync(resolve) if len(targets) > ON_LOOP else resolve()
+
+
+def named(found: InstructionSet, scope: Scope | None) -> InstructionSet:
+    """``found`` under the targets of this load's ``scope``."""
+    if scope is None or found.targets == scope.targets:
+        return found
+    return dataclasses.replace(found, targets=scope.targets)

@@ -1,0 +1,243 @@
+"""Targets: the paths a run will touch, and the chain of directories each one sits in.
+
+    >>> import os, tempfile
+    >>> from harness.workspace import resolve_workspace
+    >>> from harness.workspace.targets import scope_of
+    >>> root = resolve_workspace(tempfile.mkdtemp())
+    >>> os.makedirs(os.path.join(root, "packages", "parser", "src"))
+    >>> scope = scope_of(root, ["packages/parser/src/tokenize.ts", "packages/"], prune=())
+    >>> scope.targets
+    ('packages/parser/src/tokenize.ts', 'packages')
+    >>> scope.directories
+    ('', 'packages', 'packages/parser', 'packages/parser/src')
+
+A target is workspace-relative (never relative to the current directory) or absolute; an
+absolute target must lie lexically under the workspace (its real path, or the path it was
+given by), else it is outside: nothing about it is looked up. It need not exist: its chain
+ends at its deepest existing ancestor directory; a file's chain ends at its directory, a
+directory's at itself.
+
+Chains are computed on the target's REAL path, resolved one component at a time from the
+root's descriptor (``fstatat``/``readlinkat``/``openat`` relative to the directory reached,
+each directory opened with ``O_NOFOLLOW``), so a target through a symlinked directory gets
+the chain of where it really lies, and the path checked is the path the walk then opens. A
+``..`` above the root or a symlink (directory or file, absolute or relative, dangling or not)
+whose target lies outside raises ``TargetOutsideWorkspace``; an absolute link target is
+accepted only when it names a path under the workspace's real path, and is then resolved
+through descriptors again. ``.git`` and the ``prune`` (vendored) names are never entered, not
+even to resolve a path through them: the chain ends above them, since the walk would never
+enter them (what lies below contributes nothing). Gitignored directories are left to the
+walk, which applies the ``.gitignore`` files of the chain's directories exactly as a full walk
+does. A component that cannot be examined (permission, a symlink loop) ends the chain where
+it is, with a warning.
+
+``Scope.directories`` is the union over all targets (``""`` is the root), sorted as
+instruction files are (shallow to deep, ties by path); ``Scope.only`` says, per directory on
+the chains, which of its subdirectories are on them: ``DirectoryWalk.only``, so the walk lists
+the chain's directories and nothing else.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import posixpath
+import stat
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from harness.errors import ArgumentError, HarnessError
+from harness.workspace.display import display_path
+from harness.workspace.reading import DIR_FLAGS, reason
+
+__all__ = ["ROOT", "Scope", "TargetOutsideWorkspace", "chain_of", "scope_of"]
+
+ROOT = "."
+"""How the workspace root itself is written in ``targets`` and chains."""
+_MAX_HOPS = 40  # as the kernel's MAXSYMLINKS
+
+
+class TargetOutsideWorkspace(HarnessError, ValueError):
+    """A target resolves outside the workspace (through ``..`` or a symlink); nothing outside
+    was read. ``target`` is the target as given."""
+
+    def __init__(self, message: str, target: str = "") -> None:
+        super().__init__(message)
+        self.target = target
+
+
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """The targets of one load (normalised, workspace-relative, as given; ``"."`` for the
+    root) and the directories on their chains (``""`` for the root), with any warnings."""
+
+    targets: tuple[str, ...]
+    directories: tuple[str, ...]
+    warnings: tuple[tuple[str, str], ...] = ()
+    only: dict[str, frozenset[str]] = field(default_factory=dict, compare=False)
+
+
+def _outside(given: str, how: str) -> TargetOutsideWorkspace:
+    return TargetOutsideWorkspace(
+        f"target {display_path(given)!r} resolves outside the workspace ({how}): give a path "
+        "inside it, relative to the workspace root or absolute",
+        given,
+    )
+
+
+def _relative(root: str, given: str, workspace: str | None) -> str:
+    """``given`` as a "/"-separated path below the root (not yet normalised)."""
+    if not os.path.isabs(given):
+        return given.replace(os.sep, "/")
+    norm = os.path.normpath(given)
+    for base in (root, workspace):
+        if base is None:
+            continue
+        if norm == base:
+            return ""
+        prefix = base if base.endswith(os.sep) else base + os.sep
+        if norm.startswith(prefix):
+            return norm[len(prefix) :].replace(os.sep, "/")
+    raise _outside(given, "an absolute path not under the workspace")
+
+
+def normalised(rel: str) -> str:
+    """How a target is recorded: lexically normalised, ``"."`` for the root."""
+    if not rel:
+        return ROOT
+    norm = posixpath.normpath(rel)
+    return norm if norm != ".." and not norm.startswith("../") else rel.rstrip("/")
+
+
+def chain_of(
+    root: str, root_fd: int, rel: str, prune: frozenset[str], given: str
+) -> tuple[tuple[str, ...], str | None]:
+    """The real path (its parts) of the deepest existing directory of target ``rel`` below
+    the root (real path ``root``, open as ``root_fd``), and why the chain ended early when a
+    component could not be examined.
+
+    One loop over the components (a stack: a link's target is pushed back onto it), kept in
+    one function so the descriptors it holds are closed in one ``finally``; hence its length.
+    """
+    todo = [part for part in reversed(rel.split("/")) if part not in ("", ".")]
+    done: list[str] = []
+    fds: list[int] = []
+    virtual = 0  # components below ``done`` not entered (missing, a file, a pruned name)
+    hops = 0
+    try:
+        while todo:
+            part = todo.pop()
+            if virtual:  # resolved as a path string: ".." climbs back out of them
+                virtual += -1 if part == ".." else 1
+                continue
+            if part == "..":
+                if not done:
+                    raise _outside(given, "'..' above the workspace root")
+                done.pop()
+                os.close(fds.pop())
+                continue
+            if part in prune:  # never entered, not even to pass through
+                virtual = 1
+                continue
+            here = fds[-1] if fds else root_fd
+            try:
+                info = os.stat(part, dir_fd=here, follow_symlinks=False)
+                if stat.S_ISLNK(info.st_mode):
+                    hops += 1
+                    if hops > _MAX_HOPS:
+                        raise OSError(errno.ELOOP, os.strerror(errno.ELOOP))
+                    link = os.readlink(part, dir_fd=here)
+                    if link.startswith("/"):
+                        below = _below_root(link, root)
+                        if below is None:
+                            raise _outside(given, f"a symlink to {display_path(link)}")
+                        while fds:
+                            os.close(fds.pop())
+                        done.clear()
+                        link = below
+                    todo.extend(p for p in reversed(link.split("/")) if p not in ("", "."))
+                    continue
+                if not stat.S_ISDIR(info.st_mode):  # a file: its chain ends at its directory
+                    virtual = 1
+                    continue
+                fds.append(os.open(part, DIR_FLAGS, dir_fd=here))
+                done.append(part)
+            except (FileNotFoundError, NotADirectoryError):
+                virtual = 1  # does not exist (yet): its deepest existing ancestor counts
+            except OSError as exc:
+                where = "/".join((*done, part))
+                return tuple(done), (
+                    f"target's chain ends above {where}, which cannot be examined ({reason(exc)})"
+                )
+        return tuple(done), None
+    finally:
+        for fd in fds:
+            os.close(fd)
+
+
+def _below_root(link: str, root: str) -> str | None:
+    """An absolute link target as a path below the root ("" for the root), or None when it
+    does not name a path under the root's real path (judged on the string: nothing outside
+    is looked up; what is below the root is then resolved through descriptors again)."""
+    if link.rstrip("/") == root:
+        return ""
+    prefix = root if root.endswith("/") else root + "/"
+    return link[len(prefix) :] if link.startswith(prefix) else None
+
+
+def scope_of(
+    root: str,
+    targets: Iterable[str | os.PathLike[str]],
+    *,
+    prune: Iterable[str],
+    workspace: str | None = None,
+) -> Scope:
+    """The scope of ``targets`` in the workspace whose real path is ``root`` (``workspace``:
+    the absolute path it was given by, for absolute targets written through it). Raises
+    ``TargetOutsideWorkspace`` for the first target that resolves outside."""
+    pruned = frozenset((*prune, ".git"))
+    recorded: dict[str, None] = {}
+    chains: set[tuple[str, ...]] = set()
+    warnings: list[tuple[str, str]] = []
+    root_fd = os.open(root, DIR_FLAGS)
+    try:
+        for target in targets:
+            given = _given(target)
+            rel = _relative(root, given, workspace)
+            parts, warning = chain_of(root, root_fd, rel, pruned, given)
+            if warning is not None:
+                warnings.append((normalised(rel), warning))
+            recorded.setdefault(normalised(rel), None)
+            chains.add(parts)
+    finally:
+        os.close(root_fd)
+    return _scope(tuple(recorded), chains, warnings)
+
+
+def _given(target: str | os.PathLike[str]) -> str:
+    try:
+        given = os.fspath(target)
+    except TypeError:
+        raise ArgumentError(
+            f"a target must be a path (str or os.PathLike), got {target!r}"
+        ) from None
+    if not isinstance(given, str) or not given:
+        raise ArgumentError(
+            f"a target must be a non-empty path ('.' for the workspace root), got {given!r}"
+        )
+    return given
+
+
+def _scope(
+    targets: tuple[str, ...], chains: Iterable[Sequence[str]], warnings: list[tuple[str, str]]
+) -> Scope:
+    only: dict[str, set[str]] = {"": set()}
+    for parts in chains:
+        parent = ""
+        for part in parts:
+            only.setdefault(parent, set()).add(part)
+            parent = f"{parent}/{part}" if parent else part
+            only.setdefault(parent, set())
+    directories = tuple(sorted(only, key=lambda rel: (rel.count("/") + bool(rel), rel)))
+    frozen = {rel: frozenset(names) for rel, names in only.items()}
+    return Scope(targets, directories, tuple(warnings), frozen)
