@@ -1,5 +1,15 @@
 """Debug print: see exactly what a prompt holds, what was cut, and why, in 80 columns.
 
+At a plain REPL (no event loop needed)::
+
+    >>> import harness
+    >>> prompt = harness.debug.print("examples/acme", agent="reviewer", project_id="acme",
+    ...                              database="examples/acme.db", targets=["web/app.ts"])
+    harness debug: agent reviewer, project acme
+    ...
+    >>> prompt.layer("instruction_files").kept
+    ('AGENTS.md', 'web/AGENTS.md', 'db:acme/reviewer')
+
 A function callable from the REPL, rather than a task runner. ``print`` is synchronous for a
 plain REPL; ``aprint`` is the same for code already inside an event loop.
 
@@ -25,7 +35,7 @@ import anyio
 
 from harness.config import HarnessConfig
 from harness.harness import Harness, LayerInput, PromptBuild
-from harness.prompt_assembler import AssembledPrompt
+from harness.prompt_assembler import AssembledPrompt, LayerReport
 from harness.workspace import display_path, printable, visible
 
 if TYPE_CHECKING:
@@ -75,76 +85,87 @@ def _wrap(
 def format_build(build: PromptBuild, *, width: int = WIDTH) -> str:
     """Render a ``PromptBuild`` as the debug report (pure: returns the text)."""
     prompt = build.prompt
-    est = prompt.estimated
     rule = "-" * width
-    lines: list[str] = []
     project = f", project {build.project_id}" if build.project_id else ", no project"
-    lines.append(printable(f"harness debug: agent {build.agent}{project}"))
-    lines.append(printable(f"workspace  {build.workspace}"))
-    lines.extend(_scope_lines(build, width))
-    legend = "~ marks estimated counts" if est else "exact counts"
-    lines.append(f"tokenizer  {build.tokenizer_name} ({legend})")
-    lines.append("")
-    header = f"{'layer':<18} {'strategy':<17} {'tokens / budget':>17} {'kept':>5} {'dropped':>8}"
-    lines.append(header)
-    lines.append(rule)
+    legend = "~ marks estimated counts" if prompt.estimated else "exact counts"
+    lines = [
+        printable(f"harness debug: agent {build.agent}{project}"),
+        printable(f"workspace  {build.workspace}"),
+        *_scope_lines(build, width),
+        f"tokenizer  {build.tokenizer_name} ({legend})",
+        "",
+        f"{'layer':<18} {'strategy':<17} {'tokens / budget':>17} {'kept':>5} {'dropped':>8}",
+        rule,
+    ]
     for report in prompt.layers:
-        tokens = f"{_n(report.tokens, report.estimated)} / {report.budget:,}"
-        row = (
-            f"{report.name:<18} {report.strategy!s:<17} {tokens:>17} "
-            f"{len(report.kept):>5} {len(report.dropped):>8}"
-        )
-        if report.truncated:
-            row += "  cut"
-        lines.append(row)
-        if report.kept:
-            kept = list(report.kept)
-            if report.truncated:
-                kept[-1] += " (truncated)"
-            lines.extend(_wrap("kept", [visible(item)[0] for item in kept], width))
-        if report.dropped:
-            lines.extend(_wrap("dropped", [visible(item)[0] for item in report.dropped], width))
-        for note in report.notes:  # why anything was dropped or cut
-            lines.extend(_wrap("why", [visible(note)[0]], width))
+        lines.extend(_layer_lines(report, width))
     lines.append(rule)
-    envelope = build.envelope
-    room = envelope.input_tokens
-    lines.append(
+    lines.extend(_envelope_lines(build))
+    lines.append("")
+    lines.extend(_warning_lines(build.warnings, width))
+    lines.append("")
+    lines.extend(_prompt_lines(prompt, width))
+    return "\n".join(lines) + "\n"
+
+
+def _layer_lines(report: LayerReport, width: int) -> list[str]:
+    """One layer's row, then what it kept and dropped, and why."""
+    tokens = f"{_n(report.tokens, report.estimated)} / {report.budget:,}"
+    row = (
+        f"{report.name:<18} {report.strategy!s:<17} {tokens:>17} "
+        f"{len(report.kept):>5} {len(report.dropped):>8}"
+    )
+    lines = [row + "  cut" if report.truncated else row]
+    if report.kept:
+        kept = list(report.kept)
+        if report.truncated:
+            kept[-1] += " (truncated)"
+        lines.extend(_wrap("kept", [visible(item)[0] for item in kept], width))
+    if report.dropped:
+        lines.extend(_wrap("dropped", [visible(item)[0] for item in report.dropped], width))
+    for note in report.notes:  # why anything was dropped or cut
+        lines.extend(_wrap("why", [visible(note)[0]], width))
+    return lines
+
+
+def _envelope_lines(build: PromptBuild) -> list[str]:
+    prompt, envelope = build.prompt, build.envelope
+    room, est = envelope.input_tokens, prompt.estimated
+    return [
         f"envelope   {envelope.model_context_limit:,} context - {envelope.reserved_response:,} "
-        f"response - {envelope.reserved_tool_observations:,} tool obs. = {room:,} input"
-    )
-    budgets = sum(build.budgets.values())
-    lines.append(f"budgets    {budgets:,} of {room:,} (slack {build.slack:,})")
-    lines.append(
-        f"prompt     {_n(prompt.tokens, est)} of {room:,} (headroom {_n(build.headroom, est)})"
-    )
-    lines.append("")
-    if build.warnings:
-        lines.append(f"warnings ({len(build.warnings)})")
-        for warning in build.warnings:
-            lines.extend(
-                textwrap.wrap(
-                    visible(warning)[0],
-                    width=width,
-                    initial_indent="  ! ",
-                    subsequent_indent="    ",
-                    break_long_words=False,
-                )
+        f"response - {envelope.reserved_tool_observations:,} tool obs. = {room:,} input",
+        f"budgets    {sum(build.budgets.values()):,} of {room:,} (slack {build.slack:,})",
+        f"prompt     {_n(prompt.tokens, est)} of {room:,} (headroom {_n(build.headroom, est)})",
+    ]
+
+
+def _warning_lines(warnings: Sequence[str], width: int) -> list[str]:
+    if not warnings:
+        return ["warnings   none"]
+    lines = [f"warnings ({len(warnings)})"]
+    for warning in warnings:
+        lines.extend(
+            textwrap.wrap(
+                visible(warning)[0],
+                width=width,
+                initial_indent="  ! ",
+                subsequent_indent="    ",
+                break_long_words=False,
             )
-    else:
-        lines.append("warnings   none")
-    lines.append("")
-    title = f"-- prompt: {_n(prompt.tokens, est)} tokens, sha256 {prompt.digest[:16]} "
-    lines.append(title + "-" * max(0, width - len(title)))
+        )
+    return lines
+
+
+def _prompt_lines(prompt: AssembledPrompt, width: int) -> list[str]:
+    title = f"-- prompt: {_n(prompt.tokens, prompt.estimated)} tokens, sha256 {prompt.digest[:16]} "
     shown, controls = visible(prompt.text)
-    lines.append(shown)
-    lines.append("-" * width)
+    lines = [title + "-" * max(0, width - len(title)), shown, "-" * width]
     if controls:
         lines.append(
             f"({controls} control character(s) in the prompt are shown as \\xNN or \\uNNNN "
             "above; the digest is of the prompt as the model gets it)"
         )
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 async def aprint(

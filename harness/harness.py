@@ -304,6 +304,35 @@ class Harness:
             )
         )
 
+    async def _resolved_tokenizer(self, spec: Tokenizer | str) -> Tokenizer:
+        """The tokenizer a spec names, built once per spec (off the loop: loading a rank file
+        takes a while)."""
+        chosen = self._tokenizers.get(spec) if isinstance(spec, str) else spec
+        if chosen is None:
+            chosen = await anyio.to_thread.run_sync(self.tokenizer, spec)
+        return chosen
+
+    async def _assemble(
+        self,
+        layers: Mapping[str, str | Unit | Sequence[Unit]],
+        budgets: Mapping[str, int],
+        tokenizer: Tokenizer,
+        now: datetime,
+    ) -> AssembledPrompt:
+        call = functools.partial(
+            assemble,
+            layers,
+            budgets=budgets,
+            strategies=self.config.strategies.as_mapping(),
+            tokenizer=tokenizer,
+            now=now,
+        )
+        # bytes/4 costs a length per unit; an exact tokenizer encodes whole layers, which can
+        # take a noticeable time on large workspaces: then keep the event loop free.
+        if type(tokenizer) is ApproximateTokenizer:
+            return call()
+        return await anyio.to_thread.run_sync(call)
+
     async def build(
         self,
         workspace: str | os.PathLike[str],
@@ -327,9 +356,7 @@ class Harness:
         resolved = self._instruction_files.resolve(workspace)
         root = Path(resolved.path)
         spec = tokenizer if tokenizer is not None else self.config.tokenizer
-        chosen = self._tokenizers.get(spec) if isinstance(spec, str) else spec
-        if chosen is None:  # loading a rank file takes a while: build it off the loop, once
-            chosen = await anyio.to_thread.run_sync(self.tokenizer, spec)
+        chosen = await self._resolved_tokenizer(spec)
         rules = _units("business_rules", business_rules)
         state = _units("task_state", task_state)
 
@@ -337,37 +364,10 @@ class Harness:
             resolved, agent=agent, project_id=project_id, targets=targets
         )
         project_context = await self.project_context(root)
-        seen_at = instruction_set.observed_at
-        layers: dict[str, str | Unit | Sequence[Unit]] = {
-            "identity": Unit(id=agent, text=identity),
-            "instruction_files": [
-                Unit(
-                    id=source.path,
-                    text=source.content,
-                    source=source.path,
-                    version=source.revision,
-                    observed_at=seen_at,
-                )
-                for source in instruction_set.sources
-            ],
-            "project_context": project_context.units,
-            "business_rules": rules,
-            "task_state": state,
-        }
-        call = functools.partial(
-            assemble,
-            layers,
-            budgets=merged,
-            strategies=self.config.strategies.as_mapping(),
-            tokenizer=chosen,
-            now=now,
+        layers = _layers(
+            Unit(id=agent, text=identity), instruction_set, project_context, rules, state
         )
-        # bytes/4 costs a length per unit; an exact tokenizer encodes whole layers, which can
-        # take a noticeable time on large workspaces: then keep the event loop free.
-        if type(chosen) is ApproximateTokenizer:
-            prompt = call()
-        else:
-            prompt = await anyio.to_thread.run_sync(call)
+        prompt = await self._assemble(layers, merged, chosen, now)
         warnings = [*instruction_set.warnings, *project_context.warnings]
         warnings.extend(_emptied_by_budget(prompt))
         envelope = self.config.envelope
@@ -432,6 +432,34 @@ class Harness:
             targets=targets,
         )
         return build.prompt
+
+
+def _layers(
+    identity: Unit,
+    instruction_set: InstructionSet,
+    project_context: ProjectContext,
+    rules: str | Unit | list[Unit],
+    state: str | Unit | list[Unit],
+) -> dict[str, str | Unit | Sequence[Unit]]:
+    """The five layers of a build: instruction sources become units carrying their revision
+    and the time they were read (provenance for the manifest)."""
+    seen_at = instruction_set.observed_at
+    return {
+        "identity": identity,
+        "instruction_files": [
+            Unit(
+                id=source.path,
+                text=source.content,
+                source=source.path,
+                version=source.revision,
+                observed_at=seen_at,
+            )
+            for source in instruction_set.sources
+        ],
+        "project_context": project_context.units,
+        "business_rules": rules,
+        "task_state": state,
+    }
 
 
 #: Layers whose loss changes what the agent must obey: emptied by the budget, that is a warning.
