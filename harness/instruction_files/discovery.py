@@ -106,6 +106,7 @@ class _Walk(DirectoryWalk):
         self.max_bytes = settings.max_bytes
         self.found: list[_Found] = []
         self.shadowing: dict[str, list[str]] = {}  # chosen file -> the files it shadows
+        self.linked: set[str] = set()  # directories whose chosen candidate was a symlink
         self.pins = Pins()
         self.symlinks = SymlinkPolicy(root, self.prune, gitignores=gitignores)
 
@@ -157,6 +158,7 @@ class _Walk(DirectoryWalk):
                 mode = entry.stat(follow_symlinks=False).st_mode
                 self.warn(file_rel, f"skipped: {kind_of(mode)}, not a regular file")
                 return None
+            self.linked.add(file_rel.rpartition("/")[0])  # depends on what it points to
             problem = too_long(length)
             if problem is not None:
                 raise problem
@@ -232,15 +234,19 @@ def walk_workspace(
         walk.run(settings.walk_threads or default_threads())
     finally:
         walk.release()
-    return _assemble(walk)
+    return _assemble(walk.found, walk.warnings, walk.shadowing)
 
 
-def _assemble(walk: _Walk) -> InstructionSet:
+def _assemble(
+    found_files: list[_Found],
+    walk_warnings: list[tuple[str, str]],
+    shadowing: dict[str, list[str]],
+) -> InstructionSet:
     """Sort what the threads found, drop second paths to one file, and decode."""
     sources: list[InstructionSource] = []
     first_path: dict[Identity, str] = {}
-    warnings = list(walk.warnings)
-    for found in sorted(walk.found, key=lambda item: (item.depth, item.rel)):
+    warnings = list(walk_warnings)
+    for found in sorted(found_files, key=lambda item: (item.depth, item.rel)):
         rel = display_path(found.rel)
         identity = found.identity
         first = first_path.get(identity)
@@ -272,15 +278,15 @@ def _assemble(walk: _Walk) -> InstructionSet:
         sources=tuple(sources),
         warnings=tuple(
             # printable: a reason may quote the workspace (a .gitignore line, say)
-            f"{display_path(path)}: {printable(reason)}{_shadow_note(walk, path, reason)}"
+            f"{display_path(path)}: {printable(reason)}{_shadow_note(shadowing, path, reason)}"
             for path, reason in warnings
         ),
     )
 
 
-def _shadow_note(walk: _Walk, rel: str, reason: str) -> str:
+def _shadow_note(shadowing: dict[str, list[str]], rel: str, reason: str) -> str:
     """For a rejected file that was chosen over others in its directory: which went unread."""
-    shadowed = walk.shadowing.get(rel)
+    shadowed = shadowing.get(rel)
     if not shadowed or not reason.startswith("skipped"):
         return ""
     names = ", ".join(display_path(other) for other in shadowed)

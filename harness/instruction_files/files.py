@@ -30,6 +30,7 @@ import copy
 import logging
 import os
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,7 +40,8 @@ from anyio.abc import TaskStatus
 
 from harness.errors import ArgumentError, StateError
 from harness.instruction_files.cache import CacheKey, CacheTable, CacheTask
-from harness.instruction_files.discovery import walk_workspace
+from harness.instruction_files.incremental import Base, Snapshot, scope
+from harness.instruction_files.incremental import walk as walk_from
 from harness.instruction_files.models import InstructionSet
 from harness.instruction_files.settings import InstructionFilesSettings
 from harness.instruction_files.stores import InstructionStore, StoreRead, open_store
@@ -72,6 +74,8 @@ class _Read:
     result: InstructionSet | None = None
     error: Exception | None = None
     abandoned: bool = False  # the leading load was cancelled: waiters start over
+    base: Base | None = None  # the workspace's snapshot to reload from, and its dirt
+    epoch: int = 0  # invalidate's epoch when the read started: its snapshot is kept if unchanged
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,7 +90,7 @@ class ResolvedWorkspace:
 
 @dataclass(slots=True)
 class _Walked:
-    result: InstructionSet | None = None
+    result: tuple[InstructionSet, Snapshot] | None = None
     error: Exception | None = None
 
 
@@ -277,7 +281,9 @@ class InstructionFiles:
                         return hit
                 read = self._inflight.get(key)
                 if read is None:
-                    read = _Read(key, table, revoked=epoch != self._epoch)
+                    read = _Read(key, table, revoked=epoch != self._epoch, epoch=self._epoch)
+                    if table is not None:
+                        read.base = self._base(table, workspace.path)
                     if project_id is not None and store is not None:
                         read.generation = self._generation
                         read.cacheable = store.cache_rows
@@ -295,6 +301,14 @@ class InstructionFiles:
             assert read.result is not None
             return read.result
 
+    def _base(self, table: CacheTable, root: str) -> Base | None:
+        """The snapshot of ``root`` to reload from, if it is not older than the TTL."""
+        base = table.snapshots.get(root)
+        ttl = self._settings.cache_ttl
+        if base is not None and ttl is not None and time.monotonic() - base[0].taken > ttl:
+            return None
+        return base
+
     def _may_cache(self, read: _Read) -> bool:
         """Whether a finished read may enter the table (call under the lock)."""
         table = self._table
@@ -307,7 +321,7 @@ class InstructionFiles:
 
     async def _lead(self, read: _Read) -> InstructionSet:
         try:
-            result = await self._read_sources(read.key)
+            result, snapshot = await self._read_sources(read.key, read.base)
         except BaseException as exc:
             with self._lock:
                 if self._inflight.get(read.key) is read:
@@ -324,12 +338,20 @@ class InstructionFiles:
             if self._may_cache(read):
                 assert self._table is not None
                 self._table.entries[read.key] = result
+            table = self._table
+            fresh = not read.revoked and self._epoch == read.epoch
+            if table is not None and table is read.table and fresh:
+                # No invalidate since the read began: the snapshot is as fresh as the result.
+                table.snapshots[read.key[0]] = (snapshot, frozenset())
         read.result = result
         read.done.set()
         return result
 
-    async def _read_sources(self, key: CacheKey) -> InstructionSet:
-        """Walk the tree (worker thread) and read the database row (the store) concurrently."""
+    async def _read_sources(
+        self, key: CacheKey, base: Base | None
+    ) -> tuple[InstructionSet, Snapshot]:
+        """Walk the tree (worker thread; from ``base`` when there is one) and read the
+        database row (the store) concurrently; the set and the walk's snapshot."""
         root, project_id, agent = key
         stop = threading.Event()
         walked = _Walked()
@@ -337,7 +359,7 @@ class InstructionFiles:
         async def walk() -> None:
             try:
                 walked.result = await anyio.to_thread.run_sync(
-                    walk_workspace, root, self._settings, stop, abandon_on_cancel=True
+                    walk_from, root, self._settings, stop, base, abandon_on_cancel=True
                 )
             except Exception as exc:
                 walked.error = exc
@@ -373,9 +395,10 @@ class InstructionFiles:
         if walked.error is not None:
             raise walked.error
         assert walked.result is not None
-        files = walked.result
+        files, snapshot = walked.result
         sources = files.sources if row.source is None else (*files.sources, row.source)
-        return InstructionSet(sources=sources, warnings=(*files.warnings, *row.warnings))
+        found = InstructionSet(sources=sources, warnings=(*files.warnings, *row.warnings))
+        return found, snapshot
 
     # -- StoreEvents: what the store's companions report -----------------------------------
 
@@ -397,17 +420,23 @@ class InstructionFiles:
         with self._lock:
             self._drop_locked(matches)
 
-    def _drop_locked(self, matches: Callable[[CacheKey], bool]) -> None:
+    def _drop_locked(self, matches: Callable[[CacheKey], bool], *, forget: bool = True) -> None:
         """Drop matching entries and revoke matching in-flight reads (under the lock). The
-        epoch is ``invalidate``'s business (it guards path resolution; rows do not need it)."""
+        epoch is ``invalidate``'s business (it guards path resolution; rows do not need it).
+
+        ``forget``: also forget the snapshots of their workspaces, so that their next load
+        walks cold (``invalidate(path)`` keeps them, adding the path to their dirt)."""
+        dropped = [key for key in self._inflight if matches(key)]
         table = self._table
         if table is not None:
-            for key in [key for key in list(table.entries.keys()) if matches(key)]:
+            keys = [key for key in list(table.entries.keys()) if matches(key)]
+            for key in keys:
                 table.entries.pop(key, None)
-        for key, read in list(self._inflight.items()):
-            if matches(key):
-                read.revoked = True
-                del self._inflight[key]
+            if forget:
+                for key in (*keys, *dropped):
+                    table.snapshots.pop(key[0], None)
+        for key in dropped:
+            self._inflight.pop(key).revoked = True
 
     # -- invalidate ---------------------------------------------------------------------------
 
@@ -434,8 +463,12 @@ class InstructionFiles:
         if agent is not None:
             _check_name("agent", agent)
         real: str | None = None
+        places: set[str] = set()
         if workspace is not None:
             real = os.path.realpath(os.fspath(workspace))  # keys are resolved workspaces
+            # The path itself too, should it be a symlink: its directory is what changed.
+            head, tail = os.path.split(os.path.abspath(os.fspath(workspace)))
+            places = {real, os.path.join(os.path.realpath(head), tail) if tail else real}
 
         def related(resolved: str) -> bool:
             # The workspace itself, one that contains the path (a file or directory inside it,
@@ -456,8 +489,28 @@ class InstructionFiles:
             if workspace is None and project_id is None and agent is None:
                 if self._table is not None:
                     self._table.entries.clear()
+                    self._table.snapshots.clear()
                 for read in self._inflight.values():
                     read.revoked = True
                 self._inflight.clear()
-            else:
+            elif not places:
                 self._drop_locked(matches)
+            else:
+                self._drop_locked(matches, forget=False)
+                self._dirty_locked(places)
+
+    def _dirty_locked(self, places: set[str]) -> None:
+        """Add the invalidated ``places`` to the dirt of the snapshots they concern (under
+        the lock)."""
+        table = self._table
+        if table is None:
+            return
+        for root in list(table.snapshots.keys()):
+            base = table.snapshots.get(root)
+            rels = {scope(root, place) for place in places} - {None}
+            if base is None or not rels:
+                continue
+            if "" in rels:  # the workspace or a directory holding it: a cold walk next
+                table.snapshots.pop(root, None)
+            else:
+                table.snapshots[root] = (base[0], base[1].union(rel for rel in rels if rel))

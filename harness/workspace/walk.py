@@ -98,6 +98,11 @@ class DirectoryWalk:
         self.stop = stop
         self.warnings: list[tuple[str, str]] = []
         self.root_fd = -1
+        # What each listed directory led to, (chain for its children, subdirectories kept),
+        # when a subclass wants it recorded (a snapshot for incremental reloads); ``guide``:
+        # the directories whose subdirectories go through ``guided`` first.
+        self.listed: dict[str, tuple[IgnoreChain | None, list[str]]] | None = None
+        self.guide: frozenset[str] | None = None
         self._lock = threading.Lock()
         self._open: set[_Parent] = set()  # parents holding a descriptor
 
@@ -117,6 +122,10 @@ class DirectoryWalk:
         is a directory is also walked); ``length`` is the bytes of its absolute path."""
         raise NotImplementedError
 
+    def guided(self, rel: str, subdirs: list[str]) -> list[str]:
+        """The subdirectories of ``rel`` (a directory in ``guide``) to walk now."""
+        return subdirs
+
     # -- one directory ---------------------------------------------------------------------
 
     def drain(self, stack: list[_Job], budget: int) -> None:
@@ -129,7 +138,7 @@ class DirectoryWalk:
         """
         special, prune, stop = self.special, self.prune, self.stop
         scandir, pop, push, dopen = os.scandir, stack.pop, stack.append, os.open
-        lock = self._lock
+        lock, listed, guide = self._lock, self.listed, self.guide
         while stack and budget > 0:
             budget -= 1
             if stop is not None and stop.is_set():
@@ -169,13 +178,15 @@ class DirectoryWalk:
                     continue
                 if named is not None:
                     chain = self._named(fd, rel, depth, length, chain, named, subdirs)
+                prefix = rel + "/" if rel else ""
+                if subdirs and chain is not None:
+                    subdirs = chain.kept_dirs(prefix, subdirs)
+                if listed is not None:
+                    listed[rel] = (chain, subdirs)
+                    if guide is not None and rel in guide:
+                        subdirs = self.guided(rel, subdirs)
                 if not subdirs:
                     continue
-                prefix = rel + "/" if rel else ""
-                if chain is not None:
-                    subdirs = chain.kept_dirs(prefix, subdirs)
-                    if not subdirs:
-                        continue
                 held = self._hold(fd, rel, len(subdirs))
                 kept = held.fd is not None
                 depth += 1
@@ -191,7 +202,7 @@ class DirectoryWalk:
         problem = too_long(length)
         if problem is not None:
             raise problem
-        if parent is None:
+        if parent is None and not rel:
             return os.open(".", DIR_FLAGS, dir_fd=self.root_fd)
         return open_beneath(self.root_fd, rel)
 
@@ -270,15 +281,25 @@ class DirectoryWalk:
 
     # -- the whole tree --------------------------------------------------------------------
 
-    def run(self, threads: int) -> None:
-        """Walk the whole tree (blocking); ``WalkCancelled`` when ``stop`` is set."""
+    def run(
+        self, threads: int, starts: Iterable[tuple[str, IgnoreChain | None]] = (("", None),)
+    ) -> None:
+        """Walk the whole tree (blocking); ``WalkCancelled`` when ``stop`` is set.
+
+        ``starts``: the directories to walk from, (relative path, the ignore chain above it),
+        each reached from the root one ``O_NOFOLLOW`` step at a time (default: the root)."""
         try:
             self.root_fd = os.open(self.root, DIR_FLAGS)
         except OSError as exc:
             self.warn(".", f"directory skipped: it cannot be read ({reason(exc)})")
             return
         try:
-            stack: list[_Job] = [(None, "", "", 0, None, name_length(self.root))]
+            length = name_length(self.root)
+            stack: list[_Job] = [
+                (None, "", rel, rel.count("/") + 1 if rel else 0, chain,
+                 length + 1 + name_length(rel) if rel else length)
+                for rel, chain in starts
+            ]  # fmt: skip
             if threads <= 1:
                 self.drain(stack, sys.maxsize)
             else:
