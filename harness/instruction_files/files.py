@@ -40,7 +40,7 @@ from anyio.abc import TaskStatus
 
 from harness.errors import ArgumentError, StateError
 from harness.instruction_files.cache import CacheKey, CacheTable, CacheTask
-from harness.instruction_files.incremental import Base, Snapshot, scope
+from harness.instruction_files.incremental import Base, Snapshot, add_dirt, located
 from harness.instruction_files.incremental import walk as walk_from
 from harness.instruction_files.models import InstructionSet
 from harness.instruction_files.settings import InstructionFilesSettings
@@ -466,9 +466,7 @@ class InstructionFiles:
         places: set[str] = set()
         if workspace is not None:
             real = os.path.realpath(os.fspath(workspace))  # keys are resolved workspaces
-            # The path itself too, should it be a symlink: its directory is what changed.
-            head, tail = os.path.split(os.path.abspath(os.fspath(workspace)))
-            places = {real, os.path.join(os.path.realpath(head), tail) if tail else real}
+            places = {real, located(os.fspath(workspace))}  # the path itself, if a symlink
 
         def related(resolved: str) -> bool:
             # The workspace itself, one that contains the path (a file or directory inside it,
@@ -497,20 +495,5 @@ class InstructionFiles:
                 self._drop_locked(matches)
             else:
                 self._drop_locked(matches, forget=False)
-                self._dirty_locked(places)
-
-    def _dirty_locked(self, places: set[str]) -> None:
-        """Add the invalidated ``places`` to the dirt of the snapshots they concern (under
-        the lock)."""
-        table = self._table
-        if table is None:
-            return
-        for root in list(table.snapshots.keys()):
-            base = table.snapshots.get(root)
-            rels = {scope(root, place) for place in places} - {None}
-            if base is None or not rels:
-                continue
-            if "" in rels:  # the workspace or a directory holding it: a cold walk next
-                table.snapshots.pop(root, None)
-            else:
-                table.snapshots[root] = (base[0], base[1].union(rel for rel in rels if rel))
+                if self._table is not None:
+                    add_dirt(self._table.snapshots, places)

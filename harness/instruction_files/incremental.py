@@ -43,9 +43,10 @@ walk's for the same tree, given an ``invalidate`` for every path that changed (p
 
 from __future__ import annotations
 
+import os
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, MutableMapping
 from dataclasses import dataclass
 
 from harness.instruction_files.discovery import _assemble, _Found, _Walk
@@ -54,7 +55,7 @@ from harness.instruction_files.models import InstructionSet
 from harness.instruction_files.settings import InstructionFilesSettings
 from harness.workspace import GITIGNORE, default_threads
 
-__all__ = ["Base", "Snapshot", "scope", "walk"]
+__all__ = ["Base", "Snapshot", "add_dirt", "located", "scope", "walk"]
 
 Listed = dict[str, tuple[IgnoreChain | None, list[str]]]
 _SKIPPED_DIRECTORY = "directory skipped"  # the walk's warning for a directory it cannot read
@@ -92,6 +93,27 @@ def scope(root: str, path: str) -> str | None:
     if path.startswith(prefix):
         return path[len(prefix) :].strip("/")
     return None
+
+
+def located(path: str) -> str:
+    """Where ``path`` itself is, resolved: its directory's real path and its own name (for a
+    symlink, its own place, which is what changed; ``realpath`` would give its target's)."""
+    head, tail = os.path.split(os.path.abspath(path))
+    return os.path.join(os.path.realpath(head), tail) if tail else os.path.realpath(path)
+
+
+def add_dirt(snapshots: MutableMapping[str, Base], places: set[str]) -> None:
+    """Add the invalidated ``places`` (resolved paths) to the dirt of the snapshots they
+    concern; forget a snapshot whose workspace they contain (its next walk is cold)."""
+    for root in list(snapshots.keys()):
+        base = snapshots.get(root)
+        rels = {scope(root, place) for place in places} - {None}
+        if base is None or not rels:
+            continue
+        if "" in rels:
+            snapshots.pop(root, None)
+        else:
+            snapshots[root] = (base[0], base[1].union(rel for rel in rels if rel))
 
 
 def walk(
