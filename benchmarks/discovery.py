@@ -26,6 +26,7 @@ Rows:
   names) listing the same files.
 - ``GNU find, 6 prunes``: find with only the prunes this particular tree needs (fewer ``-name``
   tests per entry; no real tool knows them in advance), for a conservative comparison.
+- ``GNU find, .git only`` (``--tree``): find pruning only ``.git``, as one would type it.
 - ``fdfind``: fd honouring the same ``.gitignore`` files, with the vendored names excluded
   (shown when installed; Debian package ``fd-find``).
 
@@ -144,13 +145,15 @@ def find_command(
     *,
     minimal: bool = False,
     pruned: tuple[str, ...] = (*GITIGNORED, NESTED_IGNORED),
+    vendored: tuple[str, ...] | None = None,
 ) -> list[str]:
     """GNU find with the harness's prunes, listing the instruction files.
 
     ``minimal``: only the prunes this tree actually needs (a find that knows the tree in
     advance, as no real tool can), to show the margin does not come from find's -name count.
     """
-    vendored = ("node_modules",) if minimal else settings.vendored
+    if vendored is None:
+        vendored = ("node_modules",) if minimal else settings.vendored
     prunes: list[str] = []
     for name in (".git", *vendored, *pruned):
         prunes += ["-name", name, "-o"]
@@ -292,7 +295,10 @@ def main(argv: list[str] | None = None) -> int:
         root = args.tree.resolve()
         made = sum(1 for _ in os.walk(root))
         print(f"existing tree {root}: {made} directories (os.walk, .git included)")
-        peers = {"GNU find": find_command(root, settings, pruned=())}
+        peers = {
+            "GNU find": find_command(root, settings, pruned=()),
+            "GNU find, .git only": find_command(root, settings, pruned=(), vendored=()),
+        }
         return report(root, settings, peers, repeat, write=False, exact=False)
     dirs = args.dirs or (2000 if args.quick else 20000)
     packages = max(10, dirs // 50)
@@ -366,6 +372,9 @@ def report(
     if "GNU find, 6 prunes" in medians:
         minimal = medians["GNU find, 6 prunes"]
         print(f"cold / find with only the 6 prunes this tree needs = {cold / minimal:.2f}")
+    if "GNU find, .git only" in medians:
+        bare = medians["GNU find, .git only"]
+        print(f"cold / find pruning only .git = {cold / bare:.2f}")
     if fd_time:
         print(f"cold / fd   = {cold / fd_time:.2f}  (target <= 1.5)")
     else:
