@@ -3,9 +3,14 @@
 Run: ``python benchmarks/assemble.py`` (``--quick`` for a small, fast run). Prints one table row
 per target with both timings, the ratio and whether the target is met; always exits 0.
 
-Workload: N business-rule units of about 200 bytes (about one in ten has non-ASCII text) in the
-``business_rules`` layer (``drop_whole_units``), budget set so that about half of them fit,
-``ApproximateTokenizer`` (bytes/4), manifest not requested. Timings are the best of several runs.
+Row 0 (issue 18): the fixed cost of a small call, ``assemble`` of an identity and five business
+rules, against the same call on the code in ``--before`` (default ``/work/main``, the main
+checkout; a child interpreter imports ``harness`` from there), in the same run.
+
+Workload of the other rows: N business-rule units of about 200 bytes (about one in ten has
+non-ASCII text) in the ``business_rules`` layer (``drop_whole_units``), budget set so that
+about half of them fit, ``ApproximateTokenizer`` (bytes/4), manifest not requested. Timings are
+the best of several runs.
 """
 
 from __future__ import annotations
@@ -152,6 +157,46 @@ def scaling_in_child(n: int, scale: int, repeat: int) -> dict[str, float] | None
     return cast(dict[str, float], json.loads(done.stdout))
 
 
+def small_call_seconds(loops: int, repeat: int) -> float:
+    """Best per-call time of a small ``assemble`` (identity and five rules) in this process."""
+    from harness import Unit as U
+    from harness import assemble as run  # whichever harness is first on sys.path
+
+    layers = {
+        "identity": "You are the reviewer. Check every change against the rules below.",
+        "business_rules": [
+            U(f"rule-{i}", f"Rule {i}: refunds above ${i}00 need approval.") for i in range(5)
+        ],
+    }
+    best = math.inf
+    for _ in range(repeat):
+        gc.collect()
+        gc.disable()
+        try:
+            start = time.perf_counter()
+            for _ in range(loops):
+                run(layers)
+            best = min(best, (time.perf_counter() - start) / loops)
+        finally:
+            gc.enable()
+    return best
+
+
+def small_call_in_child(root: Path, loops: int, repeat: int) -> float:
+    """``small_call_seconds`` in a child interpreter importing ``harness`` from ``root``."""
+    done = subprocess.run(
+        [sys.executable, __file__, "--small-child", f"{root},{loops},{repeat}"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return float(done.stdout)
+
+
+def _duration(seconds: float) -> str:
+    return f"{seconds * 1e6:.1f} us" if seconds < 1e-3 else f"{seconds * 1e3:.2f} ms"
+
+
 def rank_file() -> Path:
     spec = importlib.util.find_spec("tiktoken_ext")
     if spec is None or not spec.submodule_search_locations:
@@ -162,8 +207,22 @@ def rank_file() -> Path:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small, fast run")
+    parser.add_argument(
+        "--before",
+        type=Path,
+        default=Path("/work/main"),
+        help="checkout whose harness is the 'before' of the small-call row (default /work/main)",
+    )
     parser.add_argument("--scaling-child", metavar="N,SCALE,REPEAT", help=argparse.SUPPRESS)
+    parser.add_argument("--small-child", metavar="ROOT,LOOPS,REPEAT", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.small_child:
+        root, loops, repeat = args.small_child.split(",")
+        sys.path.insert(0, root)
+        for name in [m for m in sys.modules if m == "harness" or m.startswith("harness.")]:
+            del sys.modules[name]
+        print(small_call_seconds(int(loops), int(repeat)))
+        return 0
     if args.scaling_child:
         n, scale, repeat = map(int, args.scaling_child.split(","))
         print(json.dumps(scaling(n, scale, repeat)))
@@ -173,6 +232,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     scale = 10
     repeat = 3 if args.quick else 7
     rows: list[tuple[str, str, float, str, float, str, bool | None]] = []  # met: None = info
+
+    # 0. The fixed cost of a small call, before (another checkout, in a child) and after.
+    loops = 2_000 if args.quick else 20_000
+    if (args.before / "harness" / "__init__.py").is_file():
+        t_before = small_call_in_child(args.before, loops, repeat)
+        t_after = small_call_in_child(Path(__file__).resolve().parents[1], loops, repeat)
+        rows.append(
+            (
+                "small assemble (identity + 5 rules), per call",
+                "after",
+                t_after,
+                f"before ({args.before})",
+                t_before,
+                "<= 0.5x the time before",
+                t_after <= 0.5 * t_before,
+            )
+        )
 
     units = make_units(n)
     texts = [u.text for u in units]
@@ -380,9 +456,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         (
             case,
             ours,
-            f"{t_ours * 1e3:.2f} ms",
+            _duration(t_ours),
             peer,
-            f"{t_peer * 1e3:.2f} ms",
+            _duration(t_peer),
             f"{max(t_ours, t_peer) / min(t_ours, t_peer):.2f}x"
             + (" faster" if t_ours < t_peer else " slower"),
             target,

@@ -56,20 +56,20 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _budget(text: str) -> tuple[str, int]:
-    from harness.prompt_assembler import LAYERS
+    from harness.prompt_assembler import BudgetError, merge_budgets
 
     layer, sep, number = text.partition("=")
     layer = layer.strip()
     if not sep or not layer:
         raise UsageError(f"--budget {text!r}: expected LAYER=N, e.g. instruction_files=500")
-    if layer not in LAYERS:
-        raise UsageError(f"--budget {text!r}: unknown layer {layer!r}; layers: {', '.join(LAYERS)}")
     try:
         value = int(number.strip())
     except ValueError:
         raise UsageError(f"--budget {text!r}: {number.strip()!r} is not a whole number") from None
-    if value < 0:
-        raise UsageError(f"--budget {text!r}: a budget cannot be negative")
+    try:
+        merge_budgets({layer: value}, {})
+    except BudgetError as exc:
+        raise UsageError(f"--budget {text!r}: {exc}") from None
     return layer, value
 
 
@@ -177,6 +177,7 @@ def _check_paths(args: argparse.Namespace) -> None:
 async def _debug(args: argparse.Namespace) -> int:
     from harness.debug import format_build
     from harness.harness import Harness
+    from harness.prompt_assembler import BudgetError
     from harness.workspace import printable
 
     budgets = _budgets(args.budget)
@@ -184,6 +185,10 @@ async def _debug(args: argparse.Namespace) -> int:
     state = _read_units(args.task_state, "--task-state") if args.task_state else []
     harness = Harness(_config(args), database=args.db)
     harness.roster.identity(args.agent)
+    try:
+        harness.effective_budgets(budgets)  # the config file's envelope rule, per call too
+    except BudgetError as exc:
+        raise UsageError(f"--budget: {exc}") from None
     async with harness:
         build: PromptBuild = await harness.build(
             args.workspace,

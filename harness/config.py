@@ -33,7 +33,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from harness.agents import Roster, validate_entries
 from harness.errors import ConfigError
 from harness.instruction_files import InstructionFilesSettings
-from harness.prompt_assembler import DEFAULT_BUDGETS, DEFAULT_STRATEGIES, LAYERS, Strategy
+from harness.prompt_assembler import (
+    DEFAULT_BUDGETS,
+    DEFAULT_STRATEGIES,
+    LAYERS,
+    Strategy,
+    merge_budgets,
+)
 from harness.tokenizer import looks_like_path
 
 if TYPE_CHECKING:
@@ -208,17 +214,9 @@ class HarnessConfig(_Frozen):
 
 
 def check_envelope(budgets: Mapping[str, int], envelope: Envelope) -> None:
-    """Raise ``ValueError`` saying by how much ``budgets`` overflow the input envelope."""
-    total = sum(budgets.values())
-    room = envelope.input_tokens
-    if total > room:
-        raise ValueError(
-            f"the layer budgets total {total} tokens but the input envelope is {room} "
-            f"(model_context_limit {envelope.model_context_limit} - reserved_response "
-            f"{envelope.reserved_response} - reserved_tool_observations "
-            f"{envelope.reserved_tool_observations}): over by {total - room} tokens; "
-            "lower [budgets] or raise model_context_limit"
-        )
+    """Raise ``BudgetError`` (a ``ValueError``) saying by how much ``budgets`` overflow the
+    input envelope: the one rule of ``harness.prompt_assembler.merge_budgets``."""
+    merge_budgets(budgets, {}, envelope=envelope)
 
 
 def _describe(error: ValidationError) -> str:

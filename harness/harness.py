@@ -29,6 +29,7 @@ import os
 from collections.abc import Mapping, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Self
@@ -43,6 +44,7 @@ from harness.instruction_files import InstructionFiles, InstructionSet
 from harness.instruction_files.stores import InstructionStore
 from harness.project_context import ProjectContext, load_project_context
 from harness.prompt_assembler import AssembledPrompt, Unit, assemble, merge_budgets
+from harness.prompt_assembler.budgets import PER_CALL_HINT
 from harness.runtime import ChildSpec, Supervisor
 from harness.tokenizer import ApproximateTokenizer, looks_like_path
 
@@ -66,8 +68,8 @@ LayerInput = str | Unit | Sequence[Unit | str]
 class PromptBuild:
     """An assembled prompt with everything needed to explain it (what ``debug`` prints).
 
-    ``warnings`` holds every discovery warning (instruction files, then ``.AGENTS/``) and a
-    note when per-call budgets overflow the input envelope. ``slack`` is the envelope minus
+    ``warnings`` holds every discovery warning (instruction files, then ``.AGENTS/``).
+    ``slack`` is the envelope minus
     the budgets; ``headroom`` is the envelope minus the tokens the prompt actually uses.
     """
 
@@ -228,8 +230,13 @@ class Harness:
         return self._tokenizers[name]
 
     def effective_budgets(self, budgets: Mapping[str, int] | None = None) -> dict[str, int]:
-        """Config budgets with per-call ``budgets`` merged over them; bad names raise."""
-        return merge_budgets(budgets, self.config.budgets.as_mapping())
+        """Config budgets with per-call ``budgets`` merged over them, checked by the same rule
+        as a config file's: bad names or values, or a total over the input envelope, raise
+        ``BudgetError`` (a ``ValueError``)."""
+        config = self.config
+        return merge_budgets(
+            budgets, config.budgets.as_mapping(), envelope=config.envelope, hint=PER_CALL_HINT
+        )
 
     async def project_context(self, workspace: str | os.PathLike[str]) -> ProjectContext:
         """The workspace's ``.AGENTS/`` units, read off the event loop under the config's rules."""
@@ -257,6 +264,7 @@ class Harness:
         if self._supervisor is None:
             raise HarnessNotRunning(_NOT_RUNNING)
         identity = self.roster.identity(agent)  # UnknownAgent first: the cheapest check
+        now = datetime.now(UTC)  # the build's clock: freshness of max_age units is judged at it
         merged = self.effective_budgets(budgets)
         # Resolved once per build; the instruction files and .AGENTS/ read this one path.
         resolved = self._instruction_files.resolve(workspace)
@@ -272,10 +280,17 @@ class Harness:
             resolved, agent=agent, project_id=project_id
         )
         project_context = await self.project_context(root)
+        seen_at = instruction_set.observed_at
         layers: dict[str, str | Unit | Sequence[Unit]] = {
             "identity": Unit(id=agent, text=identity),
             "instruction_files": [
-                Unit(id=source.path, text=source.content, source=source.path)
+                Unit(
+                    id=source.path,
+                    text=source.content,
+                    source=source.path,
+                    version=source.revision,
+                    observed_at=seen_at,
+                )
                 for source in instruction_set.sources
             ],
             "project_context": project_context.units,
@@ -288,6 +303,7 @@ class Harness:
             budgets=merged,
             strategies=self.config.strategies.as_mapping(),
             tokenizer=chosen,
+            now=now,
         )
         # bytes/4 costs a length per unit; an exact tokenizer encodes whole layers, which can
         # take a noticeable time on large workspaces: then keep the event loop free.
@@ -298,12 +314,6 @@ class Harness:
         warnings = [*instruction_set.warnings, *project_context.warnings]
         warnings.extend(_emptied_by_budget(prompt))
         envelope = self.config.envelope
-        total = sum(merged.values())
-        if total > envelope.input_tokens:
-            warnings.append(
-                f"the layer budgets total {total} tokens, over the input envelope of "
-                f"{envelope.input_tokens} by {total - envelope.input_tokens}"
-            )
         return PromptBuild(
             prompt=prompt,
             workspace=root,

@@ -35,11 +35,14 @@ them (a local, untracked ``.AGENTS/`` is a normal setup).
 
 from __future__ import annotations
 
+import hashlib
 import os
 import stat
 from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
+from harness.errors import ArgumentError
 from harness.instruction_files import InstructionFilesSettings
 from harness.prompt_assembler import Unit
 from harness.workspace import (
@@ -103,7 +106,7 @@ def load_project_context(
     default: those of ``InstructionFilesSettings``. ``Harness`` passes its config's.
     """
     if max_file_bytes < 1:
-        raise ValueError("max_file_bytes must be at least 1")
+        raise ArgumentError("max_file_bytes must be at least 1")
     root = os.path.realpath(workspace)
     prune = InstructionFilesSettings().vendored if vendored is None else vendored
     pins = Pins()
@@ -165,7 +168,15 @@ def _load(rules: SymlinkPolicy, pins: Pins, cap: int) -> tuple[list[Unit], list[
                 warnings.append(f"{relative}: empty or whitespace only; skipped")
                 continue
             warnings.extend(f"{relative}: {note}" for note in altered)
-            units.append(Unit(id=relative, text=text, source=relative))
+            units.append(
+                Unit(
+                    id=relative,
+                    text=text,
+                    source=relative,
+                    version=hashlib.sha256(data.data).hexdigest(),  # the file's revision
+                    observed_at=datetime.now(UTC),
+                )
+            )
         return units, warnings
     finally:
         if fd >= 0:

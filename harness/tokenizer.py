@@ -31,6 +31,7 @@ from harness.encodings import (
     load_encoding,
     looks_like_path,
 )
+from harness.errors import ArgumentError, ArgumentTypeError
 
 if TYPE_CHECKING:  # tiktoken is imported only when a TiktokenTokenizer is built (fast startup)
     import tiktoken
@@ -62,14 +63,14 @@ class Tokenizer(Protocol):
 
 def _check_text(text: str) -> None:
     if not isinstance(text, str):
-        raise TypeError(f"text must be a str, got {type(text).__name__}")
+        raise ArgumentTypeError(f"text must be a str, got {type(text).__name__}")
 
 
 def _check_max_tokens(max_tokens: int) -> None:
     if isinstance(max_tokens, bool) or not isinstance(max_tokens, int):
-        raise TypeError(f"max_tokens must be an int, got {max_tokens!r}")
+        raise ArgumentTypeError(f"max_tokens must be an int, got {max_tokens!r}")
     if max_tokens < 0:
-        raise ValueError(f"max_tokens must be >= 0, got {max_tokens}")
+        raise ArgumentError(f"max_tokens must be >= 0, got {max_tokens}")
 
 
 def utf8_len(text: str) -> int:
@@ -114,9 +115,9 @@ class ApproximateTokenizer:
 
     def __init__(self, bytes_per_token: int = 4) -> None:
         if isinstance(bytes_per_token, bool) or not isinstance(bytes_per_token, int):
-            raise TypeError(f"bytes_per_token must be an int, got {bytes_per_token!r}")
+            raise ArgumentTypeError(f"bytes_per_token must be an int, got {bytes_per_token!r}")
         if bytes_per_token < 1:
-            raise ValueError(f"bytes_per_token must be >= 1, got {bytes_per_token}")
+            raise ArgumentError(f"bytes_per_token must be >= 1, got {bytes_per_token}")
         object.__setattr__(self, "bytes_per_token", bytes_per_token)
         object.__setattr__(self, "name", f"approximate(bytes/{bytes_per_token})")
 
@@ -262,7 +263,7 @@ class TiktokenTokenizer:
         cache_chars: int = 32 * 1024 * 1024,
     ) -> None:
         if cache_chars < 0:
-            raise ValueError(f"cache_chars must be >= 0, got {cache_chars}")
+            raise ArgumentError(f"cache_chars must be >= 0, got {cache_chars}")
         enc = load_encoding(encoding)
         self.encoding = enc
         self.name = f"tiktoken:{enc.name}"

@@ -33,7 +33,9 @@ Design notes.
   says so; a ``project_id`` whose agent has no row simply has no database source (no warning:
   most agents have no row).
 - ``SCHEMA_SQL`` / ``create_schema(path)`` create the table for tests and examples; this package
-  never writes to it. ``source_path(project_id, agent)`` is a database source's ``path``.
+  never writes to it. ``POSTGRES_SCHEMA_SQL`` is PostgreSQL's (the table and the trigger that
+  notifies every node of changes); ``create_schema(url)`` returns a coroutine to await.
+  ``source_path(project_id, agent)`` is a database source's ``path``.
 - ``discover(workspace, settings)`` is the blocking walk on its own (no database, no cache).
 """
 
@@ -49,15 +51,17 @@ from harness.instruction_files.settings import (
 from harness.instruction_files.stores import InstructionStore as InstructionStore
 from harness.instruction_files.stores import StoreEvents as StoreEvents
 from harness.instruction_files.stores import StoreRead as StoreRead
+from harness.instruction_files.stores import create_schema as create_schema
 from harness.instruction_files.stores import open_store as open_store
+from harness.instruction_files.stores.postgres import POSTGRES_SCHEMA_SQL as POSTGRES_SCHEMA_SQL
 from harness.instruction_files.stores.sqlite import SCHEMA_SQL as SCHEMA_SQL
 from harness.instruction_files.stores.sqlite import (
     SqliteInstructionStore as SqliteInstructionStore,
 )
-from harness.instruction_files.stores.sqlite import create_schema as create_schema
 from harness.instruction_files.stores.sqlite import source_path as source_path
 
 __all__ = [
+    "POSTGRES_SCHEMA_SQL",
     "SCHEMA_SQL",
     "InstructionFiles",
     "InstructionFilesSettings",

@@ -27,12 +27,13 @@ cached when the store allowed it for the whole read (``cache_rows`` true at its 
 from __future__ import annotations
 
 import copy
+import dataclasses
 import logging
 import os
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 
 import anyio
@@ -40,7 +41,7 @@ from anyio.abc import TaskStatus
 
 from harness.errors import ArgumentError, StateError
 from harness.instruction_files.cache import CacheKey, CacheTable, CacheTask
-from harness.instruction_files.incremental import Base, Snapshot, add_dirt, located
+from harness.instruction_files.incremental import Base, Snapshot, add_dirt, located, reusable
 from harness.instruction_files.incremental import walk as walk_from
 from harness.instruction_files.models import InstructionSet
 from harness.instruction_files.settings import InstructionFilesSettings
@@ -145,7 +146,11 @@ class InstructionFiles:
             )
         self._owns_store = store is None and database is not None
         if store is None and database is not None:
-            store = open_store(database, timeout=self._settings.database_timeout)
+            store = open_store(
+                database,
+                timeout=self._settings.database_timeout,
+                listener_heartbeat=self._settings.listener_heartbeat,
+            )
         self._store = store
         self._lock = threading.Lock()
         self._table: CacheTable | None = None
@@ -283,7 +288,7 @@ class InstructionFiles:
                 if read is None:
                     read = _Read(key, table, revoked=epoch != self._epoch, epoch=self._epoch)
                     if table is not None:
-                        read.base = self._base(table, workspace.path)
+                        read.base = reusable(table.snapshots.get(key[0]), self._settings)
                     if project_id is not None and store is not None:
                         read.generation = self._generation
                         read.cacheable = store.cache_rows
@@ -300,14 +305,6 @@ class InstructionFiles:
                 raise _for_waiter(read.error)
             assert read.result is not None
             return read.result
-
-    def _base(self, table: CacheTable, root: str) -> Base | None:
-        """The snapshot of ``root`` to reload from, if it is not older than the TTL."""
-        base = table.snapshots.get(root)
-        ttl = self._settings.cache_ttl
-        if base is not None and ttl is not None and time.monotonic() - base[0].taken > ttl:
-            return None
-        return base
 
     def _may_cache(self, read: _Read) -> bool:
         """Whether a finished read may enter the table (call under the lock)."""
@@ -353,6 +350,7 @@ class InstructionFiles:
         """Walk the tree (worker thread; from ``base`` when there is one) and read the
         database row (the store) concurrently; the set and the walk's snapshot."""
         root, project_id, agent = key
+        observed_at = datetime.now(UTC)
         stop = threading.Event()
         walked = _Walked()
 
@@ -396,9 +394,11 @@ class InstructionFiles:
             raise walked.error
         assert walked.result is not None
         files, snapshot = walked.result
-        sources = files.sources if row.source is None else (*files.sources, row.source)
-        found = InstructionSet(sources=sources, warnings=(*files.warnings, *row.warnings))
-        return found, snapshot
+        sources = files.sources
+        if row.source is not None:
+            sources = (*sources, dataclasses.replace(row.source, version=row.updated_at))
+        warnings = (*files.warnings, *row.warnings)
+        return InstructionSet(sources, warnings, observed_at=observed_at), snapshot
 
     # -- StoreEvents: what the store's companions report -----------------------------------
 
@@ -423,9 +423,7 @@ class InstructionFiles:
     def _drop_locked(self, matches: Callable[[CacheKey], bool], *, forget: bool = True) -> None:
         """Drop matching entries and revoke matching in-flight reads (under the lock). The
         epoch is ``invalidate``'s business (it guards path resolution; rows do not need it).
-
-        ``forget``: also forget the snapshots of their workspaces, so that their next load
-        walks cold (``invalidate(path)`` keeps them, adding the path to their dirt)."""
+        ``forget``: their workspaces' snapshots too (``invalidate(path)`` keeps them, dirty)."""
         dropped = [key for key in self._inflight if matches(key)]
         table = self._table
         if table is not None:

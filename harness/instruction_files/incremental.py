@@ -55,7 +55,7 @@ from harness.instruction_files.models import InstructionSet
 from harness.instruction_files.settings import InstructionFilesSettings
 from harness.workspace import GITIGNORE, default_threads
 
-__all__ = ["Base", "Snapshot", "add_dirt", "located", "scope", "walk"]
+__all__ = ["Base", "Snapshot", "add_dirt", "located", "reusable", "scope", "walk"]
 
 Listed = dict[str, tuple[IgnoreChain | None, list[str]]]
 _SKIPPED_DIRECTORY = "directory skipped"  # the walk's warning for a directory it cannot read
@@ -114,6 +114,14 @@ def add_dirt(snapshots: MutableMapping[str, Base], places: set[str]) -> None:
             snapshots.pop(root, None)
         else:
             snapshots[root] = (base[0], base[1].union(rel for rel in rels if rel))
+
+
+def reusable(base: Base | None, settings: InstructionFilesSettings) -> Base | None:
+    """``base``, unless its oldest data is older than the cache's TTL (then: a cold walk)."""
+    ttl = settings.cache_ttl
+    if base is not None and ttl is not None and time.monotonic() - base[0].taken > ttl:
+        return None
+    return base
 
 
 def walk(

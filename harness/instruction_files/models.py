@@ -14,7 +14,8 @@ change what another caller was given.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Literal
 
 from harness.errors import HarnessError
@@ -31,6 +32,9 @@ class InstructionSource:
     encoding of the row for the database). ``depth`` counts directories below the workspace
     root: 0 for the root file; the database source also has depth 0 (it is not in the tree;
     its place, last, comes from its kind).
+
+    ``version`` is the source's revision for provenance: the row's ``updated_at`` for the
+    database, the ``digest`` for a file (the default when none is given).
     """
 
     kind: SourceKind
@@ -38,6 +42,12 @@ class InstructionSource:
     content: str
     digest: str
     depth: int
+    version: str | None = None
+
+    @property
+    def revision(self) -> str:
+        """``version`` when known, else the ``digest``: what a manifest records."""
+        return self.version if self.version is not None else self.digest
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,11 +55,13 @@ class InstructionSet:
     """The sources in ASCENDING precedence (root, directories shallow to deep, database last).
 
     Iterating yields the sources. ``warnings`` names every file skipped or altered and why,
-    one ``"<path>: <reason>"`` string each, sorted by path.
+    one ``"<path>: <reason>"`` string each, sorted by path. ``observed_at`` is when the read
+    began (timezone-aware UTC; a cached set keeps the time it was read, not served).
     """
 
     sources: tuple[InstructionSource, ...] = ()
     warnings: tuple[str, ...] = ()
+    observed_at: datetime | None = field(default=None, compare=False)  # not part of the data
 
     def __iter__(self) -> Iterator[InstructionSource]:
         return iter(self.sources)

@@ -51,7 +51,10 @@ class InstructionFilesSettings(BaseModel):
     - ``max_bytes``: files larger than this are skipped with a warning (never truncated).
     - ``cache_maxsize`` / ``cache_ttl``: size of the cache table (LRU) and an optional
       time-to-live in seconds (``None``: entries live until ``invalidate`` or eviction).
-    - ``database_timeout``: seconds to wait on a locked database before giving up.
+    - ``database_timeout``: seconds to wait on a locked database before giving up (SQLite);
+      the statement timeout of a PostgreSQL database.
+    - ``listener_heartbeat``: with a PostgreSQL database, a lost change-notice connection is
+      noticed within this many seconds (its rows stop being served from the cache at once).
     - ``walk_threads``: threads that walk a workspace (``None``: 1 on a machine with at most
       two CPUs, where extra threads measured slower, else 4).
     """
@@ -64,6 +67,7 @@ class InstructionFilesSettings(BaseModel):
     cache_maxsize: int = Field(default=256, gt=0, strict=True)
     cache_ttl: float | None = Field(default=None, gt=0, allow_inf_nan=False, strict=True)
     database_timeout: float = Field(default=5.0, ge=0, allow_inf_nan=False, strict=True)
+    listener_heartbeat: float = Field(default=5.0, gt=0, allow_inf_nan=False, strict=True)
     walk_threads: int | None = Field(default=None, ge=1, le=64, strict=True)
 
     @field_validator("names")

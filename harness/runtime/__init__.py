@@ -4,6 +4,8 @@ Public as ``harness.runtime`` (not re-exported at the top level of ``harness``).
 """
 
 from harness.runtime.actor import Actor as Actor
+from harness.runtime.child import ChildInfo as ChildInfo
+from harness.runtime.child import ChildSpec as ChildSpec
 from harness.runtime.errors import ActorError as ActorError
 from harness.runtime.errors import ActorExited as ActorExited
 from harness.runtime.errors import AdminCallBeforeReady as AdminCallBeforeReady
@@ -17,8 +19,6 @@ from harness.runtime.errors import NoProc as NoProc
 from harness.runtime.errors import SupervisorError as SupervisorError
 from harness.runtime.errors import SupervisorNotRunning as SupervisorNotRunning
 from harness.runtime.errors import UnknownChild as UnknownChild
-from harness.runtime.supervisor import ChildInfo as ChildInfo
-from harness.runtime.supervisor import ChildSpec as ChildSpec
 from harness.runtime.supervisor import Supervisor as Supervisor
 
 __all__ = [

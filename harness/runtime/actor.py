@@ -48,6 +48,7 @@ import anyio
 from anyio.abc import TaskStatus
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
+from harness.errors import ArgumentError
 from harness.runtime.errors import ActorExited, CallingSelf, MailboxFull, NoProc
 from harness.runtime.supervisor import SERVING, ChildSpec, Restart, Shutdown
 
@@ -324,7 +325,7 @@ class Actor:
     async def call(self, msg: Any, timeout: float | None = 5.0) -> Any:  # noqa: ASYNC109
         """Send ``msg`` to ``handle_call`` and wait for the reply (see the module docstring)."""
         if timeout is not None and timeout != timeout:
-            raise ValueError(f"call timeout must be seconds or None, got {timeout!r}")
+            raise ArgumentError(f"call timeout must be seconds or None, got {timeout!r}")
         if _serving.get() is self:
             raise CallingSelf(repr(self))
         mailbox, deadlines = self._mailbox, self._deadlines

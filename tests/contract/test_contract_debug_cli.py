@@ -9,6 +9,7 @@ import sqlite3
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -177,7 +178,7 @@ def test_cli_json_prints_manifest(
         budgets={"identity": 77, "task_state": 5},
         file=io.StringIO(),
     )
-    assert manifest == expected.manifest()
+    assert without_clock(manifest) == without_clock(expected.manifest())
     assert manifest["digest"] == expected.digest
     budgets = {r.name: r.budget for r in expected.layers}
     assert budgets["identity"] == 77 and budgets["task_state"] == 5
@@ -251,3 +252,14 @@ def test_cli_unknown_agent_message_names_slugs(workspace: Path, config_env: dict
     res = cli(config_env, str(workspace), "--agent", "no-such-agent")
     assert res.returncode == 2
     assert "contract-agent" in res.stderr
+
+
+def without_clock(manifest: dict[str, Any]) -> dict[str, Any]:
+    """A build's manifest minus its clock readings (``now``, each unit's ``observed_at``):
+    two builds of the same inputs differ only there (CONTRACT.md section 10)."""
+    return json.loads(
+        json.dumps(manifest), object_hook=lambda d: {k: v for k, v in d.items() if k not in _CLOCK}
+    )
+
+
+_CLOCK = ("now", "observed_at")

@@ -234,7 +234,7 @@ def test_a_registered_factory_gets_the_url_and_the_timeout(
     database = make_db([])
     calls: list[tuple[str, float]] = []
 
-    def factory(url: str, *, timeout: float) -> InstructionStore:
+    def factory(url: str, *, timeout: float, heartbeat: float) -> InstructionStore:
         calls.append((url, timeout))
         return SqliteInstructionStore(database, timeout=timeout)
 

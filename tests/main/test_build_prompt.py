@@ -9,7 +9,8 @@ import anyio
 import pytest
 
 from harness import Harness, HarnessConfig, UnknownAgent
-from harness.prompt_assembler import LAYERS, Unit
+from harness.errors import HarnessError
+from harness.prompt_assembler import LAYERS, BudgetError, Unit
 
 Tree = Callable[[dict[str, str | bytes]], Path]
 
@@ -150,14 +151,20 @@ async def test_missing_workspace_raises(tmp_path: Path) -> None:
                 await harness.build_prompt(tmp_path / "nowhere", agent="reviewer")
 
 
-async def test_per_call_budgets_over_the_envelope_are_reported(acme: Path) -> None:
+async def test_per_call_budgets_over_the_envelope_are_refused_like_config_ones(
+    acme: Path,
+) -> None:
+    # Issue 17: the same rule as a config file's (was: only a warning), with a hint.
     with anyio.fail_after(10):
         async with Harness() as harness:
-            build = await harness.build(acme, agent="reviewer", budgets={"task_state": 20000})
-            with pytest.raises(ValueError, match="unknown layer 'tasks'"):
-                await harness.build(acme, agent="reviewer", budgets={"tasks": 1})
-    assert build.slack == 20480 - 30500
-    assert any("over the input envelope of 20480 by 10020" in w for w in build.warnings)
+            for call in (harness.build, harness.build_prompt):
+                with pytest.raises(BudgetError, match="over by 10020 tokens; lower the per-call"):
+                    await call(acme, agent="reviewer", budgets={"task_state": 20000})
+                with pytest.raises(ValueError, match="unknown layer 'tasks'"):
+                    await call(acme, agent="reviewer", budgets={"tasks": 1})
+            build = await harness.build(acme, agent="reviewer", budgets={"task_state": 9980})
+    assert build.slack == 0
+    assert issubclass(BudgetError, HarnessError) and issubclass(BudgetError, ValueError)
 
 
 async def test_exact_tokenizer_by_spec(acme: Path) -> None:

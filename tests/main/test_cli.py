@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -62,7 +63,7 @@ async def test_json_prints_the_manifest_with_the_prompt_digest() -> None:
                 project_id="acme",
                 budgets={"instruction_files": 80},
             )
-    assert manifest == prompt.manifest()
+    assert without_clock(manifest) == without_clock(prompt.manifest())
     assert manifest["digest"] == hashlib.sha256(prompt.text.encode("utf-8")).hexdigest()
     layer = next(item for item in manifest["layers"] if item["name"] == "instruction_files")
     assert layer["kept"] == ["db:acme/reviewer"]
@@ -80,6 +81,8 @@ DEBUG = ["debug", "examples/acme", "--agent", "reviewer"]
         ([*DEBUG, "--budget", "identity=lots"], "not a whole number"),
         ([*DEBUG, "--budget", "persona=5"], "unknown layer 'persona'"),
         ([*DEBUG, "--budget", "identity=-3"], "cannot be negative"),
+        # Issue 17: over the envelope is an error per call too, as in a config file.
+        ([*DEBUG, "--budget", "instruction_files=99999999"], "lower the per-call budgets"),
         ([*DEBUG, "--budget", "identity=5", "--budget", "identity=9"], "give each layer once"),
         (["debug", "", "--agent", "reviewer"], "workspace is empty"),
         ([*DEBUG, "--db", "examples"], "not a regular file"),
@@ -212,7 +215,7 @@ def test_db_takes_a_url_through_the_store_registry(
 
     opened: list[str] = []
 
-    def factory(url: str, *, timeout: float) -> SqliteInstructionStore:
+    def factory(url: str, *, timeout: float, heartbeat: float) -> SqliteInstructionStore:
         opened.append(url)
         return SqliteInstructionStore(ROOT / "examples/acme.db", timeout=timeout)
 
@@ -234,3 +237,14 @@ def test_an_unsupported_db_url_is_one_line_and_status_2() -> None:
         "harness: error: database URL scheme 'mysql' is not supported: give the path of an "
         "SQLite file or a URL starting with one of postgres://, postgresql://\n"
     )
+
+
+def without_clock(manifest: dict[str, Any]) -> dict[str, Any]:
+    """A build's manifest minus its clock readings (``now``, each unit's ``observed_at``):
+    two builds of the same inputs differ only there (CONTRACT.md section 10)."""
+    return json.loads(
+        json.dumps(manifest), object_hook=lambda d: {k: v for k, v in d.items() if k not in _CLOCK}
+    )
+
+
+_CLOCK = ("now", "observed_at")

@@ -15,7 +15,6 @@ from harness import HarnessError
 #: Exception classes that never leave harness (control flow inside one function).
 INTERNAL = {
     "harness.instruction_files.discovery.DiscoveryCancelled",
-    "harness.runtime.supervisor._StartFailed",
 }
 
 

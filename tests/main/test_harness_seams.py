@@ -93,7 +93,7 @@ async def test_a_store_the_harness_opened_is_closed_when_it_is_left(
     database = make_db([])
     opened: list[CompanionStore] = []
 
-    def factory(url: str, *, timeout: float) -> InstructionStore:
+    def factory(url: str, *, timeout: float, heartbeat: float) -> InstructionStore:
         opened.append(CompanionStore(database))
         return opened[-1]
 

@@ -13,8 +13,13 @@ SQLite, a ``postgresql://`` or ``postgres://`` URL is PostgreSQL)::
 
 A new backend is one new module in this package implementing ``InstructionStore``, plus one
 line in ``_BACKENDS`` (URL scheme -> ``"module:Class"``, imported only when a URL of that
-scheme is opened; the class is called as ``Class(url, timeout=...)``). Anything that is not a
-``scheme://`` URL is a path, opened by the SQLite store.
+scheme is opened; the class is called as ``Class(url, timeout=..., heartbeat=...)``), and one in
+``_SCHEMAS`` for ``create_schema``. Anything that is not a ``scheme://`` URL is a path, opened
+by the SQLite store.
+
+``create_schema(path_or_url)`` creates the table where ``database=`` points: for a path it is
+done when the call returns (a plain call, as in the first release); for a URL it returns the
+coroutine that does it (``await create_schema(url)``). ``await`` works on both.
 
 A store may need supervised companions (PostgreSQL's LISTEN connection): ``child_specs(events)``
 returns them, and ``Harness`` adds them to its tree. Through ``StoreEvents`` a companion tells
@@ -27,9 +32,9 @@ from __future__ import annotations
 import importlib
 import os
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Generator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol, TypeAlias, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, runtime_checkable
 
 from harness.instruction_files.models import InstructionStoreError
 
@@ -37,7 +42,14 @@ if TYPE_CHECKING:
     from harness.instruction_files.models import InstructionSource
     from harness.runtime import ChildSpec
 
-__all__ = ["InstructionStore", "StoreEvents", "StoreRead", "open_store", "url_scheme"]
+__all__ = [
+    "InstructionStore",
+    "StoreEvents",
+    "StoreRead",
+    "create_schema",
+    "open_store",
+    "url_scheme",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,12 +102,18 @@ class InstructionStore(Protocol):
 
 
 StoreFactory: TypeAlias = Callable[..., InstructionStore]
-"""A backend: called as ``factory(url, timeout=seconds)``."""
+"""A backend: called as ``factory(url, timeout=seconds, heartbeat=seconds)`` (``heartbeat`` is
+``listener_heartbeat``: how soon a lost change-notice connection must be noticed)."""
 
 _BACKENDS: dict[str, str | StoreFactory] = {
     # scheme -> "module:Class" (imported on first use) or a factory. Add a backend here.
     "postgresql": "harness.instruction_files.stores.postgres:PostgresInstructionStore",
     "postgres": "harness.instruction_files.stores.postgres:PostgresInstructionStore",
+}
+_SCHEMAS: dict[str, str] = {
+    # scheme -> "module:function" creating the schema at a URL (a coroutine function).
+    "postgresql": "harness.instruction_files.stores.postgres:create_schema_postgres",
+    "postgres": "harness.instruction_files.stores.postgres:create_schema_postgres",
 }
 _SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*)://")
 
@@ -108,12 +126,16 @@ def url_scheme(database: str | os.PathLike[str]) -> str | None:
     return found.group(1).lower() if found else None
 
 
-def open_store(database: str | os.PathLike[str], *, timeout: float) -> InstructionStore:
+def open_store(
+    database: str | os.PathLike[str], *, timeout: float, listener_heartbeat: float = 5.0
+) -> InstructionStore:
     """The store for a ``database=`` value: a path is SQLite, a URL goes by its scheme.
 
     ``timeout`` is ``database_timeout``: SQLite's lock wait, a server's statement timeout.
-    Opening connects to nothing (stores connect on first read). An unknown scheme, or a
-    backend whose module or driver is not installed, raises ``InstructionStoreError``.
+    ``listener_heartbeat`` bounds how long a server store's lost notice connection may go
+    unnoticed (SQLite has none). Opening connects to nothing (stores connect on first read).
+    An unknown scheme, or a backend whose module or driver is not installed, raises
+    ``InstructionStoreError``.
     """
     scheme = url_scheme(database)
     if scheme is None:
@@ -122,16 +144,50 @@ def open_store(database: str | os.PathLike[str], *, timeout: float) -> Instructi
         return SqliteInstructionStore(database, timeout=timeout)
     backend = _BACKENDS.get(scheme)
     if backend is None:
-        known = ", ".join(f"{name}://" for name in sorted(_BACKENDS))
-        raise InstructionStoreError(
-            f"database URL scheme {scheme!r} is not supported: give the path of an SQLite file "
-            f"or a URL starting with one of {known}"
-        )
+        raise _unsupported(scheme)
     factory = backend if callable(backend) else _import_backend(scheme, backend)
-    return factory(database, timeout=timeout)
+    return factory(database, timeout=timeout, heartbeat=listener_heartbeat)
 
 
-def _import_backend(scheme: str, reference: str) -> StoreFactory:
+def create_schema(database: str | os.PathLike[str]) -> Awaitable[None]:
+    """Create ``agent_instructions`` (and, on a server, its notify trigger) at ``database``.
+
+    For tests, examples and local setups; the package itself never writes to the table.
+    Synchronous for an SQLite path (done on return; the result may be ignored or awaited);
+    for a ``postgresql://`` URL it returns a coroutine: ``await create_schema(url)``.
+    """
+    scheme = url_scheme(database)
+    if scheme is None:
+        from harness.instruction_files.stores.sqlite import create_schema as create_sqlite
+
+        create_sqlite(database)
+        return _Done()
+    reference = _SCHEMAS.get(scheme)
+    if reference is None:
+        raise _unsupported(scheme)
+    create: Callable[[str], Awaitable[None]] = _import_backend(scheme, reference)
+    return create(os.fspath(database))
+
+
+class _Done:
+    """An awaitable that is already complete (``create_schema`` of a path)."""
+
+    __slots__ = ()
+
+    def __await__(self) -> Generator[None, None, None]:
+        return
+        yield
+
+
+def _unsupported(scheme: str) -> InstructionStoreError:
+    known = ", ".join(f"{name}://" for name in sorted(_BACKENDS))
+    return InstructionStoreError(
+        f"database URL scheme {scheme!r} is not supported: give the path of an SQLite file "
+        f"or a URL starting with one of {known}"
+    )
+
+
+def _import_backend(scheme: str, reference: str) -> Any:
     module_name, _, attribute = reference.partition(":")
     try:
         module = importlib.import_module(module_name)
@@ -146,5 +202,4 @@ def _import_backend(scheme: str, reference: str) -> StoreFactory:
             f"{scheme}:// databases are not available: {what}; use an SQLite path instead, "
             "or install a harness release with PostgreSQL support"
         ) from exc
-    factory: StoreFactory = getattr(module, attribute)
-    return factory
+    return getattr(module, attribute)

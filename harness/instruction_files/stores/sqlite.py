@@ -54,7 +54,14 @@ from harness.workspace import decode, kind_of
 if TYPE_CHECKING:
     from harness.runtime import ChildSpec
 
-__all__ = ["SCHEMA_SQL", "SqliteInstructionStore", "create_schema", "read_agent_row", "source_path"]
+__all__ = [
+    "SCHEMA_SQL",
+    "SqliteInstructionStore",
+    "create_schema",
+    "read_agent_row",
+    "row_read",
+    "source_path",
+]
 
 SCHEMA_SQL: str = (
     importlib.resources.files("harness.instruction_files").joinpath("schema.sql").read_text("utf-8")
@@ -224,7 +231,6 @@ async def read_agent_row(
     invalid bytes) or skipped (NULL or whitespace-only). A locked database is waited on for
     ``busy_timeout`` seconds.
     """
-    path = source_path(project_id, agent)
     _refuse_special_file(database)
     # A locked database is retried in short, shielded attempts with unshielded pauses between
     # them, rather than in one busy wait of ``busy_timeout``: a caller that gives up (a
@@ -244,18 +250,30 @@ async def read_agent_row(
     await anyio.lowlevel.checkpoint_if_cancelled()  # deliver a cancellation the shield held
     if row is None:
         return StoreRead(None)
-    value, updated = row[0], _text(row[1])
+    value = row[0]
+    # TEXT or BLOB (sqlite is dynamically typed) arrives as bytes, decoded as a file; a number
+    # is its text.
+    content = value if value is None or isinstance(value, bytes) else str(value)
+    return row_read(project_id, agent, content, _text(row[1]))
+
+
+def row_read(
+    project_id: str, agent: str, content: bytes | str | None, updated_at: str | None
+) -> StoreRead:
+    """What a stored row becomes, for every store: bytes are decoded like a file (BOM removed,
+    invalid UTF-8 replaced, each a warning); NULL and whitespace-only content is skipped with a
+    warning; ``digest`` is the sha256 of the bytes (of the UTF-8 of a ``str``)."""
+    path = source_path(project_id, agent)
+    if content is None:
+        return StoreRead(None, (f"{path}: skipped: its content is NULL",), updated_at)
     notes: list[str] = []
-    if value is None:
-        return StoreRead(None, (f"{path}: skipped: its content is NULL",), updated)
-    if isinstance(value, bytes):  # TEXT or BLOB (sqlite is dynamically typed): decoded as a file
-        raw = value
+    if isinstance(content, bytes):
+        raw = content
         content, notes = decode(raw)
-    else:  # a number
-        content = str(value)
+    else:
         raw = content.encode("utf-8", "surrogatepass")
     if not content.strip():
-        return StoreRead(None, (f"{path}: skipped: empty or whitespace-only",), updated)
+        return StoreRead(None, (f"{path}: skipped: empty or whitespace-only",), updated_at)
     source = InstructionSource(
         kind="database",
         path=path,
@@ -263,7 +281,7 @@ async def read_agent_row(
         digest=hashlib.sha256(raw).hexdigest(),
         depth=0,
     )
-    return StoreRead(source, tuple(f"{path}: {note}" for note in notes), updated)
+    return StoreRead(source, tuple(f"{path}: {note}" for note in notes), updated_at)
 
 
 def _text(value: object) -> str | None:

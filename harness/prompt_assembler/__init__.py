@@ -1,0 +1,91 @@
+"""The pure prompt assembler of ADR 0006: five ordered layers, each trimmed to its token budget.
+
+    from harness.prompt_assembler import Unit, assemble
+
+    prompt = assemble(
+        {
+            "identity": "You are the reviewer.",
+            "instruction_files": [Unit("AGENTS.md", "Run the tests.", source="AGENTS.md")],
+        }
+    )
+    print(prompt.text)
+    print(prompt.manifest()["layers"][1]["kept"])  # ['AGENTS.md']
+
+``assemble`` is a pure, synchronous function of its arguments: no I/O, no event loop, no global
+state. Every trimming decision is deterministic and reported (which units were kept, dropped or
+cut, and why), so a prompt can be explained and reproduced byte for byte from its manifest.
+
+The package's parts: ``values`` (layers, strategies, units, reports), ``render`` (attribution
+blocks and neutralisation), ``budgets`` (the one budget check), ``strategies`` (one module per
+trimming strategy, found through the ``Strategy`` enum), ``manifest`` (the typed, versioned
+manifest), ``prompt`` (``AssembledPrompt``) and ``assembly`` (``assemble`` itself).
+"""
+
+from __future__ import annotations
+
+from harness.prompt_assembler.assembly import assemble, merge_strategies
+from harness.prompt_assembler.budgets import BudgetError, check_envelope, merge_budgets
+from harness.prompt_assembler.manifest import (
+    SCHEMA_VERSION,
+    DroppedUnitManifest,
+    LayerManifest,
+    Manifest,
+    ManifestSchemaError,
+    ReplayInputs,
+    ReplayProblem,
+    UnitManifest,
+    replay_inputs,
+)
+from harness.prompt_assembler.prompt import STALE, AssembledPrompt
+from harness.prompt_assembler.render import neutralise_unit_text, restore_unit_text
+from harness.prompt_assembler.values import (
+    AUTHORITY,
+    DEFAULT_BUDGETS,
+    DEFAULT_STRATEGIES,
+    INSTRUCTION_LAYERS,
+    LAYER_SEPARATOR,
+    LAYERS,
+    TRUNCATION_MARKER,
+    UNIT_SEPARATOR,
+    AssemblyError,
+    AssemblyTypeError,
+    LayerReport,
+    Strategy,
+    Trust,
+    Unit,
+)
+
+__all__ = [
+    "AUTHORITY",
+    "DEFAULT_BUDGETS",
+    "DEFAULT_STRATEGIES",
+    "INSTRUCTION_LAYERS",
+    "LAYERS",
+    "LAYER_SEPARATOR",
+    "SCHEMA_VERSION",
+    "STALE",
+    "TRUNCATION_MARKER",
+    "UNIT_SEPARATOR",
+    "AssembledPrompt",
+    "AssemblyError",
+    "AssemblyTypeError",
+    "BudgetError",
+    "DroppedUnitManifest",
+    "LayerManifest",
+    "LayerReport",
+    "Manifest",
+    "ManifestSchemaError",
+    "ReplayInputs",
+    "ReplayProblem",
+    "Strategy",
+    "Trust",
+    "Unit",
+    "UnitManifest",
+    "assemble",
+    "check_envelope",
+    "merge_budgets",
+    "merge_strategies",
+    "neutralise_unit_text",
+    "replay_inputs",
+    "restore_unit_text",
+]

@@ -1,0 +1,199 @@
+"""The assembled prompt: its text, the five layer reports, and the manifest built on demand.
+
+    from harness.prompt_assembler import assemble
+
+    prompt = assemble({"identity": "You are the reviewer.", "task_state": "step 2 of 5"})
+    assert prompt.layer("identity").kept == ("identity",)
+    assert prompt.manifest()["digest"] == prompt.digest
+    print(repr(prompt))  # one summary line, not the whole prompt
+
+Design notes: the digest and the manifest are computed on first access and reused; what the
+manifest needs beyond the reports (every layer's units and how its strategy trimmed them) is
+kept privately here, so building a prompt costs nothing for a manifest nobody reads.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from functools import cached_property
+from typing import Any
+
+from harness.prompt_assembler.manifest import (
+    DroppedUnitManifest,
+    LayerManifest,
+    Manifest,
+    UnitManifest,
+)
+from harness.prompt_assembler.render import kept_chars, render, sha256
+from harness.prompt_assembler.strategies.layer import LayerResult
+from harness.prompt_assembler.values import (
+    AUTHORITY,
+    LAYER_SEPARATOR,
+    LAYERS,
+    TRUNCATION_MARKER,
+    UNIT_SEPARATOR,
+    LayerReport,
+    Unit,
+)
+from harness.tokenizer import Tokenizer
+
+__all__ = ["STALE", "AssembledPrompt", "LayerTrim"]
+
+STALE = "stale"
+"""The reason recorded for a unit dropped because it was older than its ``max_age``."""
+
+LayerTrim = tuple[Sequence[Unit], Sequence[Unit], tuple[int, ...] | None, LayerResult]
+"""A layer's input units, the fresh ones the strategy got (all of them unless some were stale;
+then the third item holds their indexes among the inputs), and the strategy's result. A plain
+tuple: one is built per layer per call, on the small-call fast path."""
+
+
+@dataclass(frozen=True, repr=False)
+class AssembledPrompt:
+    """The assembled prompt, its per-layer reports, and a reproducible manifest."""
+
+    text: str
+    layers: tuple[LayerReport, ...]
+    tokens: int
+    estimated: bool
+    tokenizer_name: str
+    _tokenizer: Tokenizer = field(compare=False, kw_only=True)
+    _trims: tuple[LayerTrim, ...] = field(default=(), compare=False, kw_only=True)
+    _now: datetime | None = field(default=None, compare=False, kw_only=True)
+
+    def __repr__(self) -> str:
+        """One line: tokens, digest prefix, and kept/dropped unit counts per layer."""
+        layers = ", ".join(
+            f"{r.name} {len(r.kept)}/{len(r.dropped)}{' truncated' if r.truncated else ''}"
+            for r in self.layers
+        )
+        how = "estimated" if self.estimated else "exact"
+        return (
+            f"<AssembledPrompt {self.tokens} tokens ({how}, {self.tokenizer_name}) "
+            f"sha256 {self.digest[:12]}; kept/dropped: {layers}>"
+        )
+
+    @cached_property
+    def digest(self) -> str:
+        """sha256 hex of ``text`` encoded as UTF-8 (computed on first access, then reused)."""
+        return sha256(self.text)
+
+    @cached_property
+    def _record(self) -> Manifest:
+        return _build_manifest(self)
+
+    @cached_property
+    def _manifest_json(self) -> str:
+        return self._record.to_json()
+
+    def layer(self, name: str) -> LayerReport:
+        """The report of layer ``name``."""
+        for report in self.layers:
+            if report.name == name:
+                return report
+        raise KeyError(f"unknown layer {name!r}; layers are {', '.join(LAYERS)}")
+
+    def input_units(self) -> dict[str, tuple[Unit, ...]]:
+        """Every layer's input units, kept or dropped, in input order (``LAYERS`` order)."""
+        return {
+            report.name: tuple(trim[0])
+            for report, trim in zip(self.layers, self._trims, strict=True)
+        }
+
+    def manifest_record(self) -> Manifest:
+        """The typed manifest (computed on first call, then reused)."""
+        return self._record
+
+    def manifest(self) -> dict[str, Any]:
+        """A JSON-serialisable record of the assembly (a fresh copy on every call).
+
+        Holds the digest, token total, tokenizer, separators and marker, and per layer its
+        strategy, budget, tokens, kept/dropped ids, truncation, notes, and per kept unit its
+        id, source, sha256 of its text and the token count of its rendering as it appears.
+        """
+        result: dict[str, Any] = json.loads(self._manifest_json)
+        return result
+
+
+def _provenance(unit: Unit, index: int) -> dict[str, Any]:
+    return {
+        "index": index,
+        "trust": unit.trust,
+        "version": unit.version,
+        "observed_at": unit.observed_at,
+        "max_age": None if unit.max_age is None else float(unit.max_age),
+    }
+
+
+def _layer_manifest(
+    report: LayerReport, trim: LayerTrim, count: Callable[[str], int]
+) -> LayerManifest:
+    units, _, stale_positions, result = trim
+    positions: Sequence[int] = range(len(units)) if stale_positions is None else stale_positions
+    kept_at = positions[result.start : result.stop]
+    last = len(kept_at) - 1
+    entries = []
+    for n, index in enumerate(kept_at):
+        unit = units[index]
+        cut = result.truncated and n == last
+        rendered = result.rendered[-1] if cut else render(unit)
+        entries.append(
+            UnitManifest(
+                unit.id,
+                unit.source,
+                sha256(unit.text),
+                count(rendered),
+                cut,
+                kept_chars(unit, rendered) if cut else None,
+                **_provenance(unit, index),
+            )
+        )
+    kept = set(kept_at)
+    fresh = set(positions)
+    dropped = [
+        DroppedUnitManifest(
+            unit.id,
+            unit.source,
+            sha256(unit.text),
+            result.drop_reason if index in fresh else STALE,
+            **_provenance(unit, index),
+        )
+        for index, unit in enumerate(units)
+        if index not in kept
+    ]
+    return LayerManifest(
+        name=report.name,
+        authority=AUTHORITY[report.name],
+        strategy=str(report.strategy),
+        budget=report.budget,
+        tokens=report.tokens,
+        estimated=report.estimated,
+        truncated=report.truncated,
+        kept=report.kept,
+        dropped=report.dropped,
+        notes=report.notes,
+        units=tuple(entries),
+        dropped_units=tuple(dropped),
+    )
+
+
+def _build_manifest(prompt: AssembledPrompt) -> Manifest:
+    count = prompt._tokenizer.count
+    return Manifest(
+        digest=prompt.digest,
+        tokens=prompt.tokens,
+        estimated=prompt.estimated,
+        tokenizer=prompt.tokenizer_name,
+        layer_order=LAYERS,
+        layer_separator=LAYER_SEPARATOR,
+        unit_separator=UNIT_SEPARATOR,
+        truncation_marker=TRUNCATION_MARKER,
+        layers=tuple(
+            _layer_manifest(report, trim, count)
+            for report, trim in zip(prompt.layers, prompt._trims, strict=True)
+        ),
+        now=prompt._now,
+    )

@@ -1,0 +1,147 @@
+"""``drop_whole_units``: whole units are discarded from the head until the rest fits.
+
+Units arrive in discard order (least authoritative, or oldest, first) and are never split; a
+unit larger than the budget is discarded whole and the layer may end empty::
+
+    from harness.prompt_assembler import Unit, assemble
+
+    rules = [Unit("old", "x" * 40), Unit("new", "y" * 40)]
+    prompt = assemble({"business_rules": rules}, budgets={"business_rules": 10})
+    assert prompt.layer("business_rules").kept == ("new",)
+
+Design notes: the byte path walks from the tail and stops at the first unit that does not fit,
+so the head is never rendered or measured. The general path does not assume counts are
+additive: per-unit counts estimate the cut and only verified counts of the joined text decide.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from harness.prompt_assembler.render import render
+from harness.prompt_assembler.strategies.layer import REASON_HEAD, LayerResult, drop_note
+from harness.prompt_assembler.values import UNIT_SEPARATOR, Unit
+from harness.tokenizer import Tokenizer, utf8_len
+
+__all__ = ["trim", "trim_bytes"]
+
+_SLACK = 4
+"""Tokens by which joined text may undercut the sum of its parts before we look for it."""
+
+
+def trim_bytes(units: Sequence[Unit], max_bytes: int, bpt: int, budget: int) -> LayerResult:
+    """The byte-exact path (counts are ceil(bytes / bpt))."""
+    # Walk from the tail (the units that survive) and stop at the first unit that does not
+    # fit: the head is discarded without ever being rendered or measured. (A plain loop beats
+    # chunked C-level passes here: CPython 3.11 specialises these attribute and length ops.)
+    sep_len = len(UNIT_SEPARATOR)
+    limit = max_bytes + sep_len  # n units carry n - 1 separators: credit one back
+    total = 0
+    kept: list[str] = []
+    append = kept.append
+    for unit in reversed(units):
+        text = unit.text
+        if unit.source is not None or "<" in text or unit.trust != "trusted":
+            text = render(unit)
+        size = (len(text) if text.isascii() else utf8_len(text)) + sep_len
+        if total + size > limit:
+            break  # this unit and everything before it are discarded
+        total += size
+        append(text)
+    n = len(units)
+    h = n - len(kept)
+    kept.reverse()
+    nbytes = total - sep_len if kept else 0
+    return LayerResult(
+        UNIT_SEPARATOR.join(kept),
+        -(-nbytes // bpt),
+        h,
+        n,
+        kept,
+        notes=drop_note(units, h, budget),
+        nbytes=nbytes,
+        drop_reason=REASON_HEAD,
+    )
+
+
+def trim(units: Sequence[Unit], budget: int, tokenizer: Tokenizer) -> LayerResult:
+    """The general path: estimates steer, verified counts of the joined text decide.
+
+    Over 60 lines on purpose: the estimate, correction, gallop and bisection phases share the
+    memo tables and are easier to check as one sequence than as functions passing them round.
+    """
+    # Per-unit counts (of a unit with its following separator, which captures most merges
+    # across the join) estimate the cut; the joined text is then counted to verify it, and the
+    # estimate steers the few corrections. Only verified fits are ever returned.
+    n = len(units)
+    count = tokenizer.count
+    rendered: list[str | None] = [None] * n
+    estimates: dict[int, int] = {}
+    totals: dict[int, int] = {}
+
+    def render_at(i: int) -> str:
+        text = rendered[i]
+        if text is None:
+            text = rendered[i] = render(units[i])
+        return text
+
+    def estimate(i: int) -> int:
+        if i not in estimates:
+            text = render_at(i)
+            estimates[i] = count(text if i == n - 1 else text + UNIT_SEPARATOR)
+        return estimates[i]
+
+    def layer_tokens(h: int) -> int:
+        if h not in totals:
+            totals[h] = count(UNIT_SEPARATOR.join([render_at(i) for i in range(h, n)]))
+        return totals[h]
+
+    h, acc = n, 0
+    while h > 0 and acc + estimate(h - 1) <= budget:
+        acc += estimate(h - 1)
+        h -= 1
+    lo = -1  # largest h known NOT to fit (-1: none known)
+    hi = n  # smallest h known to fit (n: the empty layer)
+    while True:
+        tokens = layer_tokens(h)
+        if tokens <= budget:
+            hi = h
+            room, j = budget - tokens + _SLACK, h
+            while j - 1 > lo and estimate(j - 1) <= room:
+                room -= estimate(j - 1)
+                j -= 1
+            if j == h:
+                break
+        else:
+            lo = h
+            excess, j = tokens - budget, h
+            while j < hi and excess > 0:
+                excess -= estimate(j)
+                j += 1
+            if j >= hi:
+                break
+        h = j
+    # Sub-additive counts (a joined text counting less than its parts) make the estimates
+    # overshoot, so smaller h may never have been tried: nothing is discarded without a
+    # verified count saying it must be. Try the next unit in; if it fits too, gallop.
+    step = 1
+    while lo < 0 and hi > 0:
+        probe = max(hi - step, 0)
+        if layer_tokens(probe) <= budget:
+            hi, step = probe, step * 2
+        else:
+            lo = probe
+    # Close the remaining gap by bisection (fit is monotone in h for sane tokenizers).
+    while hi - lo > 1 and lo >= 0:
+        mid = (lo + hi) // 2
+        if layer_tokens(mid) <= budget:
+            hi = mid
+        else:
+            lo = mid
+    h = hi
+    notes = drop_note(units, h, budget)
+    if h == n:
+        return LayerResult("", 0, n, n, [], notes=notes, drop_reason=REASON_HEAD)
+    kept = [render_at(i) for i in range(h, n)]
+    text = UNIT_SEPARATOR.join(kept)
+    return LayerResult(text, layer_tokens(h), h, n, kept, notes=notes, drop_reason=REASON_HEAD)

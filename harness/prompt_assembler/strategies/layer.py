@@ -1,0 +1,110 @@
+"""What a trimming strategy returns, and the notes and reasons every strategy shares.
+
+A strategy gets a layer's units and its budget and returns a :class:`LayerResult`: the layer's
+text, its token count, and which units survived (always one contiguous run
+``units[start:stop]``). ``notes`` say in words what was dropped or cut; ``drop_reason`` is the
+short reason the manifest records for every dropped unit::
+
+    from harness.prompt_assembler.strategies.layer import LayerResult, empty
+
+    result = empty(3, "not even the truncation marker fits the budget of 0", "no room")
+    assert (result.start, result.stop, result.text) == (3, 3, "")
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from harness.prompt_assembler.values import Unit
+
+__all__ = [
+    "REASON_AFTER_CUT",
+    "REASON_HEAD",
+    "REASON_LAYER",
+    "REASON_NO_MARKER",
+    "REASON_NO_ROOM",
+    "LayerResult",
+    "drop_note",
+    "empty",
+    "ids",
+    "no_marker_note",
+    "no_room_note",
+    "truncate_note",
+]
+
+REASON_HEAD = "discarded from the head until the rest fit the budget"
+REASON_AFTER_CUT = "after the truncation point"
+REASON_NO_MARKER = "not even the truncation marker fits the budget"
+REASON_LAYER = "the whole layer is over its budget (keep_or_drop)"
+REASON_NO_ROOM = "not one character of the first unit fits beside the truncation marker"
+
+
+@dataclass(slots=True)
+class LayerResult:
+    """One trimmed layer: kept units are ``units[start:stop]``, rendered as ``rendered``."""
+
+    text: str
+    tokens: int
+    start: int
+    stop: int
+    rendered: list[str]
+    truncated: bool = False
+    notes: list[str] = field(default_factory=list)
+    nbytes: int = -1  # UTF-8 length of ``text``, when the byte path computed it
+    drop_reason: str = ""  # why the dropped units are absent, for the manifest
+
+
+def empty(n: int, note: str, reason: str) -> LayerResult:
+    """The empty layer: all ``n`` units dropped for ``reason``."""
+    return LayerResult("", 0, n, n, [], notes=[note], nbytes=0, drop_reason=reason)
+
+
+def ids(units: Sequence[Unit], start: int, stop: int) -> str:
+    """The ids of ``units[start:stop]`` for a note, without copying a possibly huge slice."""
+    if stop - start <= 3:
+        return ", ".join(repr(units[i].id) for i in range(start, stop))
+    return f"{units[start].id!r} .. {units[stop - 1].id!r}"
+
+
+def drop_note(units: Sequence[Unit], h: int, budget: int) -> list[str]:
+    """The note for ``units[:h]`` discarded from the head."""
+    if h == 0:
+        return []
+    n = len(units)
+    if h == n:
+        last = units[-1].id
+        if n == 1:
+            return [f"unit {last!r} alone exceeds the budget of {budget}; discarded whole"]
+        return [
+            f"all {n} units discarded: the last unit {last!r} alone exceeds the budget of "
+            f"{budget}, and units are discarded from the head, never split"
+        ]
+    return [
+        f"discarded {h} of {n} units from the head ({ids(units, 0, h)}) to fit the budget "
+        f"of {budget}; units are never split"
+    ]
+
+
+def no_room_note(units: Sequence[Unit], n: int, budget: int) -> str:
+    """The note for a truncate_tail layer where not one character of the first unit fits."""
+    return (
+        f"not one character of unit {units[0].id!r} fits beside the truncation marker within "
+        f"the budget of {budget}; all {n} units dropped"
+    )
+
+
+def no_marker_note(n: int, budget: int) -> str:
+    """The note for a truncate_tail layer where not even the marker fits."""
+    return f"not even the truncation marker fits the budget of {budget}; all {n} units dropped"
+
+
+def truncate_note(units: Sequence[Unit], cut: int, budget: int, whole_text: bool) -> list[str]:
+    """The note for a truncate_tail layer cut at ``units[cut]``."""
+    unit = units[cut]
+    how = "kept whole before the marker" if whole_text else "cut"
+    note = f"layer over its budget of {budget}: truncated at unit {unit.id!r} ({how})"
+    later = len(units) - cut - 1
+    if later:
+        note += f"; {later} later unit(s) dropped ({ids(units, cut + 1, len(units))})"
+    return [note]

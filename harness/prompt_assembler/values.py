@@ -1,0 +1,219 @@
+"""The assembler's value types: the five layers, the trimming strategies, units and reports.
+
+Everything here is a plain immutable value::
+
+    from harness.prompt_assembler import LAYERS, Strategy, Unit
+
+    rule = Unit("refunds", "Refunds above $500 need finance approval.", source="rules.md")
+    assert LAYERS[0] == "identity" and Strategy("truncate_tail") is Strategy.TRUNCATE_TAIL
+
+Design notes: ``LayerReport`` is a frozen dataclass built once per layer per call, so its
+construction sits on the small-call fast path (issue 18): ``assemble`` fills its ``__dict__``
+in one call instead of running the frozen ``__init__`` (one ``object.__setattr__`` per field).
+What the lazy manifest needs beyond the report lives in the prompt (``prompt.py``), not here.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import KW_ONLY, dataclass, field
+from datetime import datetime
+from enum import StrEnum
+from types import MappingProxyType
+from typing import Literal
+
+from harness.errors import HarnessError
+
+__all__ = [
+    "AUTHORITY",
+    "DEFAULT_BUDGETS",
+    "DEFAULT_STRATEGIES",
+    "INSTRUCTION_LAYERS",
+    "LAYERS",
+    "LAYER_SEPARATOR",
+    "TRUNCATION_MARKER",
+    "UNIT_SEPARATOR",
+    "AssemblyError",
+    "AssemblyTypeError",
+    "LayerReport",
+    "Strategy",
+    "Trust",
+    "Unit",
+    "require_aware",
+]
+
+LAYERS: tuple[str, ...] = (
+    "identity",
+    "instruction_files",
+    "project_context",
+    "business_rules",
+    "task_state",
+)
+
+
+class AssemblyError(HarnessError, ValueError):
+    """Bad input to ``assemble`` (an unknown layer or strategy, a bad budget, a duplicate id)."""
+
+
+class AssemblyTypeError(HarnessError, TypeError):
+    """An argument of the wrong type (a layer that is not units, a unit field not a str)."""
+
+
+class Strategy(StrEnum):
+    """How a layer is trimmed when it does not fit its budget.
+
+    Each member is also the registry of its implementation: the module
+    ``harness.prompt_assembler.strategies.<value>`` (see that package).
+    """
+
+    DROP_WHOLE_UNITS = "drop_whole_units"
+    TRUNCATE_TAIL = "truncate_tail"
+    KEEP_OR_DROP = "keep_or_drop"
+
+
+DEFAULT_STRATEGIES: Mapping[str, Strategy] = MappingProxyType(
+    {
+        "identity": Strategy.KEEP_OR_DROP,  # half an identity is useless
+        "instruction_files": Strategy.DROP_WHOLE_UNITS,  # least authoritative discarded first
+        "project_context": Strategy.TRUNCATE_TAIL,  # a blob: keep its head
+        "business_rules": Strategy.DROP_WHOLE_UNITS,  # oldest rule discarded first
+        "task_state": Strategy.DROP_WHOLE_UNITS,  # oldest state discarded first
+    }
+)
+
+DEFAULT_BUDGETS: Mapping[str, int] = MappingProxyType(
+    {
+        "identity": 500,
+        "instruction_files": 4000,
+        "project_context": 4000,
+        "business_rules": 2000,
+        "task_state": 2000,
+    }
+)
+
+LAYER_SEPARATOR = "\n\n"
+"""Joins the non-empty layer texts into the prompt."""
+UNIT_SEPARATOR = "\n\n"
+"""Joins the rendered units of one layer."""
+TRUNCATION_MARKER = "\n[… truncated …]"
+"""Follows the cut text of a ``truncate_tail`` layer (inside the unit's block, if it has one)."""
+
+
+Trust = Literal["trusted", "untrusted"]
+"""A unit's trust: ``untrusted`` text is rendered inside a data boundary, never as instructions."""
+
+INSTRUCTION_LAYERS: frozenset[str] = frozenset({"identity", "instruction_files"})
+"""The layers whose text carries instruction authority; untrusted units are refused there."""
+
+AUTHORITY: Mapping[str, str] = MappingProxyType(
+    {name: "instruction" if name in INSTRUCTION_LAYERS else "information" for name in LAYERS}
+)
+"""Each layer's authority, as the manifest records it: ``instruction`` or ``information``."""
+
+
+@dataclass(frozen=True, slots=True)
+class Unit:
+    """One indivisible piece of a layer; ``source`` (e.g. a file path) adds attribution.
+
+    Keyword-only provenance (CONTRACT.md section 10): ``trust`` (``"untrusted"`` text is shown
+    inside a data boundary and refused in the instruction layers), ``version`` (the source's
+    revision or digest), ``observed_at`` (when it was read, timezone-aware) and ``max_age``
+    (seconds after ``observed_at`` the unit stays fresh; needs ``observed_at``).
+    """
+
+    _key: str | None = field(default=None, init=False, repr=False, compare=False)
+    """``id`` when the unit is plain (trusted, no ``max_age``: nothing for the assembler to
+    check), else None; first, so it shares the object's first cache line (see ``assembly``)."""
+    id: str
+    text: str
+    source: str | None = None
+    _: KW_ONLY
+    trust: Trust = "trusted"
+    version: str | None = None
+    observed_at: datetime | None = None
+    max_age: float | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.id, str):
+            raise AssemblyTypeError(f"Unit.id must be a str, got {type(self.id).__name__}")
+        if not isinstance(self.text, str):
+            raise AssemblyTypeError(
+                f"Unit {self.id!r}: text must be a str, got {type(self.text).__name__}"
+            )
+        if self.source is not None and not isinstance(self.source, str):
+            raise AssemblyTypeError(
+                f"Unit {self.id!r}: source must be a str or None, got {type(self.source).__name__}"
+            )
+        if (
+            self.trust != "trusted"
+            or self.max_age is not None
+            or self.observed_at is not None
+            or self.version is not None
+        ):
+            self._check_provenance()
+        if self.trust == "trusted" and self.max_age is None:
+            object.__setattr__(self, "_key", self.id)
+
+    def _check_provenance(self) -> None:
+        if self.trust not in ("trusted", "untrusted"):
+            raise AssemblyError(
+                f"Unit {self.id!r}: trust must be 'trusted' or 'untrusted', got {self.trust!r}"
+            )
+        if self.version is not None and not isinstance(self.version, str):
+            raise AssemblyTypeError(
+                f"Unit {self.id!r}: version must be a str or None, "
+                f"got {type(self.version).__name__}"
+            )
+        observed = self.observed_at
+        if observed is not None:
+            if not isinstance(observed, datetime):
+                raise AssemblyTypeError(
+                    f"Unit {self.id!r}: observed_at must be a datetime, "
+                    f"got {type(observed).__name__}"
+                )
+            require_aware(observed, f"Unit {self.id!r}: observed_at")
+        age = self.max_age
+        if age is not None:
+            if isinstance(age, bool) or not isinstance(age, int | float):
+                raise AssemblyTypeError(
+                    f"Unit {self.id!r}: max_age must be a number of seconds, "
+                    f"got {type(age).__name__}"
+                )
+            if not math.isfinite(age) or age < 0:
+                raise AssemblyError(
+                    f"Unit {self.id!r}: max_age must be a finite number of seconds >= 0, "
+                    f"got {age!r}"
+                )
+            if observed is None:
+                raise AssemblyError(
+                    f"Unit {self.id!r}: max_age needs observed_at (when the text was read), "
+                    "or drop max_age"
+                )
+
+
+def require_aware(moment: datetime, what: str) -> None:
+    """Raise ``AssemblyError`` unless ``moment`` is timezone-aware."""
+    if moment.tzinfo is None or moment.utcoffset() is None:
+        raise AssemblyError(
+            f"{what} is a naive datetime; give it a timezone, e.g. datetime.now(timezone.utc)"
+        )
+
+
+@dataclass(frozen=True)
+class LayerReport:
+    """What one layer became: its text, its count against its budget, and every unit's fate.
+
+    ``notes`` says in words what was dropped or cut and why; it is empty when everything fit.
+    """
+
+    name: str
+    strategy: Strategy
+    budget: int
+    tokens: int
+    estimated: bool
+    text: str
+    kept: tuple[str, ...]
+    dropped: tuple[str, ...]
+    truncated: bool
+    notes: tuple[str, ...] = ()
