@@ -46,7 +46,7 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Iterable, Iterator, MutableMapping
+from collections.abc import Iterable, Iterator, MutableMapping, Sequence
 from dataclasses import dataclass
 
 from harness.instruction_files.discovery import _assemble, _Found, _Walk
@@ -57,20 +57,23 @@ from harness.workspace import GITIGNORE, default_threads
 
 __all__ = ["Base", "Snapshot", "add_dirt", "located", "reusable", "scope", "walk"]
 
-Listed = dict[str, tuple[IgnoreChain | None, list[str]]]
+Listed = dict[str, Sequence[str]]
+Chains = dict[str, IgnoreChain]
 _SKIPPED_DIRECTORY = "directory skipped"  # the walk's warning for a directory it cannot read
 
 
 @dataclass(frozen=True, slots=True, eq=False)
 class Snapshot:
-    """What a walk learned: per listed directory the ignore chain for its children and the
-    subdirectories it kept (``listed``), the files read, the warnings, the shadowed files.
+    """What a walk learned: per listed directory the subdirectories it kept (``listed``),
+    per applied ``.gitignore`` the ignore chain of its subtree (``chains``, keyed by its
+    directory), the files read, the warnings, the shadowed files.
 
     ``taken``: ``time.monotonic()`` when its oldest data was read; ``walked``: directories the
     walk that made it listed (a cold walk: all of them)."""
 
     settings: InstructionFilesSettings
     listed: Listed
+    chains: Chains
     found: tuple[_Found, ...]
     warnings: tuple[tuple[str, str], ...]
     shadowing: dict[str, list[str]]
@@ -159,6 +162,7 @@ def _cold(
     snapshot = Snapshot(
         settings,
         listed,
+        cold.chains,
         tuple(cold.found),
         tuple(cold.warnings),
         cold.shadowing,
@@ -249,9 +253,9 @@ class _Reload(_Walk):
                 walked.append(name)
                 replaced.append(child)
         before = old.get(rel)
-        if before is not None:
+        if before:
             now = set(subdirs)
-            replaced.extend(prefix + name for name in before[1] if name not in now)
+            replaced.extend(prefix + name for name in before if name not in now)
         return walked
 
 
@@ -261,10 +265,18 @@ def _subtrees(listed: Listed, roots: Iterable[str]) -> Iterator[str]:
     while stack:
         rel = stack.pop()
         yield rel
-        entry = listed.get(rel)
-        if entry is not None:
-            prefix = rel + "/" if rel else ""
-            stack.extend(prefix + name for name in entry[1])
+        prefix = rel + "/" if rel else ""
+        stack.extend(prefix + name for name in listed.get(rel, ()))
+
+
+def _chain_above(chains: Chains, rel: str) -> IgnoreChain | None:
+    """The ignore chain a walk passes down to ``rel``: the nearest ancestor's."""
+    while rel:
+        rel = _parent(rel)
+        chain = chains.get(rel)
+        if chain is not None:
+            return chain
+    return None
 
 
 def _owner(rel: str, reason: str) -> str:
@@ -289,7 +301,7 @@ def _reload(
     reload = _Reload(root, settings, stop, old, own, whole)
     try:
         reload.run(
-            _threads(settings), [(rel, old[_parent(rel)][0] if rel else None) for rel in starts]
+            _threads(settings), [(rel, _chain_above(snapshot.chains, rel)) for rel in starts]
         )
     finally:
         reload.release()
@@ -302,6 +314,8 @@ def _reload(
     for rel in dropped:
         listed.pop(rel, None)
     listed.update(reload.relisted)
+    chains = {rel: chain for rel, chain in snapshot.chains.items() if rel not in dropped}
+    chains.update(reload.chains)
     found = [item for item in snapshot.found if _parent(item.rel) not in dropped]
     found += reload.found
     warnings = [item for item in snapshot.warnings if _owner(*item) not in dropped]
@@ -314,6 +328,7 @@ def _reload(
     merged = Snapshot(
         settings,
         listed,
+        chains,
         tuple(found),
         tuple(warnings),
         shadowing,

@@ -41,7 +41,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Literal
 
 from harness.errors import HarnessError
@@ -98,10 +98,12 @@ class DirectoryWalk:
         self.stop = stop
         self.warnings: list[tuple[str, str]] = []
         self.root_fd = -1
-        # What each listed directory led to, (chain for its children, subdirectories kept),
-        # when a subclass wants it recorded (a snapshot for incremental reloads); ``guide``:
-        # the directories whose subdirectories go through ``guided`` first.
-        self.listed: dict[str, tuple[IgnoreChain | None, list[str]]] | None = None
+        # When a subclass wants it recorded (a snapshot for incremental reloads): the
+        # subdirectories each listed directory kept, and the chain each applied .gitignore
+        # made for its subtree; ``guide``: directories whose subdirectories go through
+        # ``guided`` first.
+        self.listed: dict[str, Sequence[str]] | None = None
+        self.chains: dict[str, IgnoreChain] = {}
         self.guide: frozenset[str] | None = None
         self._lock = threading.Lock()
         self._open: set[_Parent] = set()  # parents holding a descriptor
@@ -182,7 +184,7 @@ class DirectoryWalk:
                 if subdirs and chain is not None:
                     subdirs = chain.kept_dirs(prefix, subdirs)
                 if listed is not None:
-                    listed[rel] = (chain, subdirs)
+                    listed[rel] = subdirs or ()  # (no empty list kept per leaf)
                     if guide is not None and rel in guide:
                         subdirs = self.guided(rel, subdirs)
                 if not subdirs:
@@ -246,6 +248,8 @@ class DirectoryWalk:
                 subdirs.clear()
                 return chain
             chain = applied
+            if self.listed is not None and applied is not None:
+                self.chains[rel] = applied
         if named:
             self.files(fd, rel, depth, length, chain, named)
         return chain

@@ -106,18 +106,24 @@ def snapshot_of(files: InstructionFiles, root: Path) -> Snapshot:
 
 
 @settings(
-    max_examples=40,
+    max_examples=60,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
-@given(batches=st.lists(st.lists(EDITS, min_size=1, max_size=3), min_size=1, max_size=6))
-def test_every_reload_equals_a_cold_load(tmp_path: Path, batches: list[list[Edit]]) -> None:
+@given(
+    batches=st.lists(st.lists(EDITS, min_size=1, max_size=3), min_size=1, max_size=6),
+    threads=st.sampled_from((1, 3)),
+)
+def test_every_reload_equals_a_cold_load(
+    tmp_path: Path, batches: list[list[Edit]], threads: int
+) -> None:
+    walk_settings = InstructionFilesSettings(walk_threads=threads)
     root = Path(tempfile.mkdtemp(dir=tmp_path)).resolve()  # one tree per example
     try:
         build(root)
 
         async def run() -> None:
-            files = InstructionFiles(SETTINGS)
+            files = InstructionFiles(walk_settings)
             with anyio.fail_after(20):
                 async with Supervisor([files.child_spec()]):
                     assert await files.load(root, agent="t") == discover(root, SETTINGS)
