@@ -449,7 +449,8 @@ class InstructionFiles:
 
         ``workspace`` matches the entries of that workspace and also of any cached workspace
         that contains it or lies inside it, so a path a file watcher reports (an edited
-        ``pkg/AGENTS.md``, its directory) reaches every set it can be part of.
+        ``pkg/AGENTS.md``, its directory) reaches every set it can be part of; the next load
+        re-reads only what that path can change (``harness.instruction_files.incremental``).
 
         Synchronous and safe from any thread. In-flight reads of matching keys are revoked:
         they still answer the loads already waiting on them, but are not cached, and later
