@@ -68,6 +68,13 @@ _EXPORTS: dict[str, str] = {
     "Harness": "harness.harness",
     "PromptBuild": "harness.harness",
     "HarnessError": "harness.errors",
+    # --- recorded builds (the manifest store) ---
+    "ManifestDiff": "harness.manifests.diff",
+    "ManifestNotFound": "harness.manifests.errors",
+    "ManifestStore": "harness.manifests.store",
+    "ManifestStoreError": "harness.manifests.errors",
+    "Replay": "harness.manifests.replay",
+    "ReplayError": "harness.manifests.replay",
 }
 
 __all__ = [*_EXPORTS, "__version__"]

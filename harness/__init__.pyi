@@ -24,6 +24,12 @@ from harness.instruction_files import InstructionSet as InstructionSet
 from harness.instruction_files import InstructionSource as InstructionSource
 from harness.instruction_files import InstructionStoreError as InstructionStoreError
 from harness.instruction_files import WorkspaceNotFoundError as WorkspaceNotFoundError
+from harness.manifests.diff import ManifestDiff as ManifestDiff
+from harness.manifests.errors import ManifestNotFound as ManifestNotFound
+from harness.manifests.errors import ManifestStoreError as ManifestStoreError
+from harness.manifests.replay import Replay as Replay
+from harness.manifests.replay import ReplayError as ReplayError
+from harness.manifests.store import ManifestStore as ManifestStore
 from harness.prompt_assembler import DEFAULT_BUDGETS as DEFAULT_BUDGETS
 from harness.prompt_assembler import DEFAULT_STRATEGIES as DEFAULT_STRATEGIES
 from harness.prompt_assembler import LAYERS as LAYERS
@@ -60,7 +66,13 @@ __all__ = [
     "InstructionSource",
     "InstructionStoreError",
     "LayerReport",
+    "ManifestDiff",
+    "ManifestNotFound",
+    "ManifestStore",
+    "ManifestStoreError",
     "PromptBuild",
+    "Replay",
+    "ReplayError",
     "Roster",
     "Strategy",
     "TiktokenTokenizer",

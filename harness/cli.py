@@ -144,6 +144,9 @@ def _build_parser() -> _Parser:
         "sources", help="list the discovered instruction files in precedence order"
     )
     common(sources, agent_required=False)
+    from harness.manifests.commands import add_commands
+
+    add_commands(commands, debug=debug)  # manifests, replay, diff; and debug --record
     return parser
 
 
@@ -183,7 +186,7 @@ async def _debug(args: argparse.Namespace) -> int:
     budgets = _budgets(args.budget)
     rules = _read_units(args.rules, "--rules") if args.rules else []
     state = _read_units(args.task_state, "--task-state") if args.task_state else []
-    harness = Harness(_config(args), database=args.db)
+    harness = Harness(_config(args), database=args.db, manifests=args.record)
     harness.roster.identity(args.agent)
     try:
         harness.effective_budgets(budgets)  # the config file's envelope rule, per call too
@@ -210,6 +213,10 @@ async def _debug(args: argparse.Namespace) -> int:
         sys.stdout.buffer.write(build.prompt.text.encode("utf-8", "surrogatepass"))
     else:
         sys.stdout.write(format_build(build))
+    if build.prompt.manifest_id is not None:  # --record: the id, last (stdout keeps its bytes)
+        sys.stdout.flush()
+        out = sys.stderr if args.json or args.text else sys.stdout
+        out.write(f"{build.prompt.manifest_id}\n")
     return EXIT_OK
 
 
@@ -289,6 +296,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         import anyio
 
+        from harness.manifests.commands import COMMANDS
+
+        if args.command in COMMANDS:
+            return anyio.run(COMMANDS[args.command], args)
         _check_paths(args)
         command = _debug if args.command == "debug" else _sources
         return anyio.run(command, args)

@@ -49,6 +49,8 @@ from harness.runtime import ChildSpec, Supervisor
 from harness.tokenizer import ApproximateTokenizer, looks_like_path
 
 if TYPE_CHECKING:
+    from harness.manifests.provenance import Provenance
+    from harness.manifests.store import ManifestStore
     from harness.tokenizer import Tokenizer
 
 __all__ = ["Harness", "HarnessNotRunning", "LayerInput", "PromptBuild"]
@@ -125,8 +127,12 @@ class Harness:
     construction rather than on the first prompt; so does a configured ``tiktoken:`` rank file
     that does not exist (it is loaded on first use).
 
+    ``manifests`` is the SQLite file every build is recorded in (README "Provenance"): created
+    on entry if missing, and ``build_prompt`` then returns only recorded prompts.
+
     The supervision tree, in start order (see ``child_specs``): the instruction-files cache,
-    the store's companions (``store.child_specs(...)``), then ``children``. A later part
+    the store's companions (``store.child_specs(...)``), the manifest recorder when
+    ``manifests`` is given, then ``children``. A later part
     that needs a supervised task appends its spec in ``child_specs``; nothing else changes.
     """
 
@@ -137,8 +143,14 @@ class Harness:
         database: str | os.PathLike[str] | None = None,
         store: InstructionStore | None = None,
         children: Sequence[ChildSpec] = (),
+        manifests: str | os.PathLike[str] | None = None,
     ) -> None:
         self.config = config if config is not None else load_config()
+        self._provenance: Provenance | None = None
+        if manifests is not None:  # imported only when used: a plain build never pays for it
+            from harness.manifests.provenance import Provenance
+
+            self._provenance = Provenance(manifests)
         self.roster: Roster = self.config.roster()
         _check_tokenizer_file(self.config.tokenizer)
         # database= is opened (and later closed) by InstructionFiles; store= stays the caller's.
@@ -166,6 +178,12 @@ class Harness:
         return self._store
 
     @property
+    def manifests(self) -> ManifestStore | None:
+        """The manifest store every build is recorded in (``None`` without ``manifests=``);
+        open inside ``async with`` only."""
+        return self._provenance.store if self._provenance is not None else None
+
+    @property
     def supervisor(self) -> Supervisor:
         """The supervision tree (for introspection); only inside ``async with``."""
         if self._supervisor is None:
@@ -183,6 +201,8 @@ class Harness:
         specs = [files.child_spec()]
         if self._store is not None:
             specs.extend(self._store.child_specs(files))
+        if self._provenance is not None:  # the recorder: stopped (drained) after the children
+            specs.append(self._provenance.child_spec())
         specs.extend(self._children)
         return specs
 
@@ -195,6 +215,9 @@ class Harness:
         try:
             # Closed last, after the tree; only a store opened from database= is closed.
             stack.push_async_callback(self._instruction_files.aclose)
+            if self._provenance is not None:  # open before the tree, closed after it
+                await self._provenance.open()
+                stack.push_async_callback(self._provenance.close)
             supervisor = Supervisor(
                 self.child_specs(),
                 strategy="one_for_one",
@@ -314,6 +337,10 @@ class Harness:
         warnings = [*instruction_set.warnings, *project_context.warnings]
         warnings.extend(_emptied_by_budget(prompt))
         envelope = self.config.envelope
+        if self._provenance is not None:  # durable before the prompt is handed out, or no prompt
+            prompt = await self._provenance.recorded(
+                prompt, now, spec, workspace=root, agent=agent, project_id=project_id
+            )
         return PromptBuild(
             prompt=prompt,
             workspace=root,
@@ -346,7 +373,9 @@ class Harness:
         ``"tiktoken:cl100k_base"``. Raises ``UnknownAgent`` for a slug not in the roster and
         ``WorkspaceNotFoundError`` (a ``FileNotFoundError``) for a bad workspace; outside
         ``async with`` (not entered, or already left) it raises ``HarnessNotRunning`` (a
-        ``HarnessError`` and a ``RuntimeError``).
+        ``HarnessError`` and a ``RuntimeError``). With ``manifests=`` it returns only once the
+        build is durably recorded (``prompt.manifest_id``), and raises ``ManifestStoreError``
+        (no prompt) when it cannot be.
         """
         build = await self.build(
             workspace,

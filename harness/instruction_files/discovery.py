@@ -49,7 +49,6 @@ import os
 import threading
 from dataclasses import dataclass
 
-from harness.instruction_files.ignore import IgnoreChain
 from harness.instruction_files.models import InstructionSet, InstructionSource
 from harness.instruction_files.settings import InstructionFilesSettings
 from harness.workspace import (
@@ -73,6 +72,7 @@ from harness.workspace import (
     resolve_workspace,
     too_long,
 )
+from harness.workspace.ignore import IgnoreChain
 
 __all__ = ["DiscoveryCancelled", "discover", "walk_workspace"]
 
@@ -108,7 +108,7 @@ class _Walk(DirectoryWalk):
         self.shadowing: dict[str, list[str]] = {}  # chosen file -> the files it shadows
         self.linked: set[str] = set()  # directories whose chosen candidate was a symlink
         self.pins = Pins()
-        self.symlinks = SymlinkPolicy(root, self.prune, gitignores=gitignores)
+        self.symlinks = SymlinkPolicy(root, self.prune, gitignores=gitignores, base=self.base)
 
     def files(
         self,
@@ -126,7 +126,8 @@ class _Walk(DirectoryWalk):
                 continue
             file_rel = prefix + name
             if chain is not None and chain.ignored(file_rel, name, False):
-                self.warn(file_rel, "skipped: ignored by .gitignore")
+                if not chain.only_tracked:  # inside an ignored directory: silent, as a prune
+                    self.warn(file_rel, "skipped: ignored by .gitignore")
                 continue
             file_length = length + 1 + name_length(name)
             eligible = self._eligible(entry, file_rel, file_length)

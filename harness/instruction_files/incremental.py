@@ -50,10 +50,10 @@ from collections.abc import Iterable, Iterator, MutableMapping, Sequence
 from dataclasses import dataclass
 
 from harness.instruction_files.discovery import _assemble, _Found, _Walk
-from harness.instruction_files.ignore import IgnoreChain
 from harness.instruction_files.models import InstructionSet
 from harness.instruction_files.settings import InstructionFilesSettings
 from harness.workspace import GITIGNORE, default_threads
+from harness.workspace.ignore import IgnoreChain
 
 __all__ = ["Base", "Snapshot", "add_dirt", "located", "reusable", "scope", "walk"]
 
@@ -64,9 +64,11 @@ _SKIPPED_DIRECTORY = "directory skipped"  # the walk's warning for a directory i
 
 @dataclass(frozen=True, slots=True, eq=False)
 class Snapshot:
-    """What a walk learned: per listed directory the subdirectories it kept (``listed``),
+    """What a walk learned: per listed directory the subdirectories it walked (``listed``),
     per applied ``.gitignore`` the ignore chain of its subtree (``chains``, keyed by its
-    directory), the files read, the warnings, the shadowed files.
+    directory), per ignored directory entered for its tracked files its chain (``entries``),
+    the workspace's own rules (``base``: ``.git/info/exclude``, the tracked files), the files
+    read, the warnings, the shadowed files.
 
     ``taken``: ``time.monotonic()`` when its oldest data was read; ``walked``: directories the
     walk that made it listed (a cold walk: all of them)."""
@@ -74,6 +76,8 @@ class Snapshot:
     settings: InstructionFilesSettings
     listed: Listed
     chains: Chains
+    entries: Chains
+    base: IgnoreChain | None
     found: tuple[_Found, ...]
     warnings: tuple[tuple[str, str], ...]
     shadowing: dict[str, list[str]]
@@ -163,6 +167,8 @@ def _cold(
         settings,
         listed,
         cold.chains,
+        cold.entries,
+        cold.base,
         tuple(cold.found),
         tuple(cold.warnings),
         cold.shadowing,
@@ -231,7 +237,9 @@ class _Reload(_Walk):
         old: Listed,
         own: set[str],
         whole: set[str],
+        base: IgnoreChain | None,
     ) -> None:
+        self.given = base  # the snapshot's: a change under .git means a cold walk
         super().__init__(root, settings, stop)
         self.relisted: Listed = {}
         self.listed = self.relisted
@@ -240,6 +248,9 @@ class _Reload(_Walk):
         self.old = old
         self.whole = whole
         self.replaced: list[str] = []  # subtrees walked afresh, or gone
+
+    def _workspace_rules(self) -> None:
+        self.base = self.given
 
     def guided(self, rel: str, subdirs: list[str]) -> list[str]:
         prefix = rel + "/" if rel else ""
@@ -269,14 +280,17 @@ def _subtrees(listed: Listed, roots: Iterable[str]) -> Iterator[str]:
         stack.extend(prefix + name for name in listed.get(rel, ()))
 
 
-def _chain_above(chains: Chains, rel: str) -> IgnoreChain | None:
-    """The ignore chain a walk passes down to ``rel``: the nearest ancestor's."""
-    while rel:
+def _chain_above(snapshot: Snapshot, rel: str) -> IgnoreChain | None:
+    """The ignore chain a walk passes down to ``rel``: its own if it was entered for its
+    tracked files, else the nearest ancestor's (a ``.gitignore``'s or an entered one's)."""
+    chains, entries = snapshot.chains, snapshot.entries
+    chain = entries.get(rel)
+    while chain is None and rel:
         rel = _parent(rel)
         chain = chains.get(rel)
-        if chain is not None:
-            return chain
-    return None
+        if chain is None:
+            chain = entries.get(rel)
+    return snapshot.base if chain is None else chain
 
 
 def _owner(rel: str, reason: str) -> str:
@@ -298,11 +312,9 @@ def _reload(
     """The incremental walk and the merge; None when a start cannot be opened."""
     old = snapshot.listed
     starts = sorted(rel for rel in own if not rel or _parent(rel) not in own)
-    reload = _Reload(root, settings, stop, old, own, whole)
+    reload = _Reload(root, settings, stop, old, own, whole, snapshot.base)
     try:
-        reload.run(
-            _threads(settings), [(rel, _chain_above(snapshot.chains, rel)) for rel in starts]
-        )
+        reload.run(_threads(settings), [(rel, _chain_above(snapshot, rel)) for rel in starts])
     finally:
         reload.release()
     begun = set(starts)
@@ -316,6 +328,8 @@ def _reload(
     listed.update(reload.relisted)
     chains = {rel: chain for rel, chain in snapshot.chains.items() if rel not in dropped}
     chains.update(reload.chains)
+    entries = {rel: chain for rel, chain in snapshot.entries.items() if rel not in dropped}
+    entries.update(reload.entries)
     found = [item for item in snapshot.found if _parent(item.rel) not in dropped]
     found += reload.found
     warnings = [item for item in snapshot.warnings if _owner(*item) not in dropped]
@@ -329,6 +343,8 @@ def _reload(
         settings,
         listed,
         chains,
+        entries,
+        snapshot.base,
         tuple(found),
         tuple(warnings),
         shadowing,

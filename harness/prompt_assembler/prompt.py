@@ -63,6 +63,7 @@ class AssembledPrompt:
     _tokenizer: Tokenizer = field(compare=False, kw_only=True)
     _trims: tuple[LayerTrim, ...] = field(default=(), compare=False, kw_only=True)
     _now: datetime | None = field(default=None, compare=False, kw_only=True)
+    manifest_id: str | None = field(default=None, kw_only=True)  # set by a recording Harness
 
     def __repr__(self) -> str:
         """One line: tokens, digest prefix, and kept/dropped unit counts per layer."""

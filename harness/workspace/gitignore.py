@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 from harness.workspace.reading import read_file, reason
 
 if TYPE_CHECKING:
-    from harness.instruction_files.ignore import IgnoreFile
+    from harness.workspace.ignore import IgnoreFile
 
 __all__ = ["GITIGNORE", "GITIGNORE_MAX_BYTES", "load_gitignore", "read_gitignore"]
 
@@ -53,7 +53,7 @@ def load_gitignore(
 ) -> tuple[IgnoreFile | str | None, list[str]]:
     """The rules of directory ``rel``'s ``.gitignore`` (None if none apply, or why it cannot
     be applied), and the problems of its lines (each line with a problem is ignored)."""
-    from harness.instruction_files.ignore import IgnoreFile  # (no cycle at import time)
+    from harness.workspace.ignore import IgnoreFile  # (no cycle at import time)
 
     data = read_gitignore(path, dir_fd=dir_fd)
     if data is None or isinstance(data, str):

@@ -19,9 +19,11 @@ followed only when its real path lies inside the workspace (not the workspace it
 of it (the file's own name included) is ``.git`` or a ``prune`` name, and the ``.gitignore``
 files on its way down from the root, evaluated exactly as the walk evaluates them (each
 directory's rules apply below it, deeper files win, an ignored directory hides all it holds),
-do not ignore it. A ``.gitignore`` that is a symlink or a special file is not applied (as in
-git and the walk); one that exists but cannot be read or is over the cap refuses the target
-(fail closed: it might have ignored it). ``describe`` words a refusal, the same for every
+do not ignore it (nor ``.git/info/exclude``, below them all; a target tracked in the index is
+never ignored: ``harness.workspace.ignore``). A ``.gitignore`` that is a symlink or a special
+file is not applied (as in git and the walk); one that exists but cannot be read or is over
+the cap refuses the target (fail closed: it might have ignored it), and so does an exclude
+file that cannot be applied. ``describe`` words a refusal, the same for every
 layer.
 
 Race-free: ``open_target`` resolves the link one component at a time from the workspace
@@ -53,7 +55,7 @@ from harness.workspace.reading import DIR_FLAGS, OPEN_FLAGS, reason
 if TYPE_CHECKING:
     from types import TracebackType
 
-    from harness.instruction_files.ignore import IgnoreChain, IgnoreFile
+    from harness.workspace.ignore import IgnoreChain, IgnoreFile
 
 __all__ = ["SymlinkPolicy", "SymlinkRefusal", "SymlinkTarget", "describe"]
 
@@ -125,12 +127,16 @@ class SymlinkPolicy:
         *,
         gitignores: bool = True,
         root_fd: int | None = None,
+        base: IgnoreChain | Literal[False] | None = False,
     ) -> None:
         self.root = root
         self.prefix = root if root.endswith(os.sep) else root + os.sep
         self.prune = frozenset((*prune, ".git"))
         self.gitignores = gitignores  # False: .gitignore is an instruction-file name
         self._ignores: dict[str, IgnoreFile | SymlinkRefusal | None] = {}  # dir -> rules
+        # The exclude file and tracked paths (``workspace_rules``), given by a walk that has
+        # them, else read on the first check (False: not yet); a refusal if unusable.
+        self._base: IgnoreChain | SymlinkRefusal | Literal[False] | None = base
         self._owns_fd = root_fd is None
         self._root_fd = root_fd
         self._lock = threading.Lock()
@@ -267,7 +273,11 @@ class SymlinkPolicy:
             return SymlinkRefusal("pruned", real_rel, pruned)
         if not self.gitignores:
             return None
-        chain: IgnoreChain | None = None
+        chain = self._workspace_rules()
+        if isinstance(chain, SymlinkRefusal):
+            return SymlinkRefusal("unchecked", real_rel, chain.part, chain.reason)
+        if chain is not None and chain.tracked is not None and chain.tracked.tracked(real_rel):
+            return None  # git never ignores a tracked file
         parent = ""
         for index, name in enumerate(parts):
             here = root_fd if index == 0 else (fds[index - 1] if fds is not None else None)
@@ -282,6 +292,19 @@ class SymlinkPolicy:
                 return SymlinkRefusal("ignored", real_rel, rel + "/" if is_dir else rel)
             parent = rel
         return None
+
+    def _workspace_rules(self) -> IgnoreChain | SymlinkRefusal | None:
+        base = self._base
+        if base is False:
+            from harness.workspace.ignore import workspace_rules  # (no cycle at import time)
+
+            rules = workspace_rules(self.root)
+            problem = rules.exclude_problem
+            base = rules.chain
+            if problem is not None:
+                base = SymlinkRefusal("unchecked", "", ".git/info/exclude", problem)
+            self._base = base  # (a racing thread computes the same value)
+        return base
 
     def _gitignore(
         self, rel: str, dir_fd: int | None, root_fd: int
@@ -317,7 +340,7 @@ class SymlinkPolicy:
 
 
 def _extended(chain: IgnoreChain | None, ignore: IgnoreFile) -> IgnoreChain:
-    from harness.instruction_files.ignore import IgnoreChain  # (no cycle at import time)
+    from harness.workspace.ignore import IgnoreChain  # (no cycle at import time)
 
     return IgnoreChain((ignore,)) if chain is None else chain.extended(ignore)
 

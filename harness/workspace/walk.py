@@ -16,10 +16,11 @@
 A subclass says what to do with the entries named in ``special`` (``files``); the walk does the
 rest: it lists each directory once with ``os.scandir`` (no ``stat`` per entry: the type comes
 from the listing), never enters ``.git``, a ``prune`` name, a directory symlink or a directory
-ignored by the ``.gitignore`` files above it (root and nested, patterns relative to their own
-directory), and turns every ``OSError`` into a warning. These prunes are policy, not
-problems: they are silent. A ``.gitignore`` that cannot be applied fails closed: nothing it
-governs is read (a warning says so).
+ignored by git (``harness.workspace.ignore``: the ``.gitignore`` files above it, root and
+nested, and ``.git/info/exclude``) unless it holds files tracked in the index, which it is then
+entered for alone, and turns every ``OSError`` into a warning. These prunes are policy, not
+problems: they are silent. A ``.gitignore`` or exclude file that cannot be applied fails
+closed: nothing it governs is read (a warning says so).
 
 Race-free: the root is opened once; every directory is opened relative to its parent's
 descriptor with ``O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC`` and listed with
@@ -51,7 +52,7 @@ from harness.workspace.paths import PATH_MAX, name_length, open_beneath, too_lon
 from harness.workspace.reading import DIR_FLAGS, reason
 
 if TYPE_CHECKING:
-    from harness.instruction_files.ignore import IgnoreChain
+    from harness.workspace.ignore import IgnoreChain
 
 __all__ = ["DirectoryWalk", "WalkCancelled", "default_threads"]
 
@@ -97,19 +98,39 @@ class DirectoryWalk:
         self.special = frozenset((*special, GITIGNORE)) if gitignores else frozenset(special)
         self.stop = stop
         self.warnings: list[tuple[str, str]] = []
+        self.base: IgnoreChain | None = None  # .git/info/exclude and the tracked paths
+        self.closed = False  # the exclude file cannot be applied: nothing is read
+        if gitignores:
+            self._workspace_rules()
         self.root_fd = -1
         # When a subclass wants it recorded (a snapshot for incremental reloads): the
-        # subdirectories each listed directory kept, and the chain each applied .gitignore
-        # made for its subtree; ``guide``: directories whose subdirectories go through
-        # ``guided`` first.
+        # subdirectories each listed directory walked (``listed``), the chain each applied
+        # .gitignore made for its subtree (``chains``) and the chain of each ignored
+        # directory entered for its tracked files (``entries``); ``guide``: directories
+        # whose subdirectories go through ``guided`` first.
         self.listed: dict[str, Sequence[str]] | None = None
         self.chains: dict[str, IgnoreChain] = {}
+        self.entries: dict[str, IgnoreChain] = {}
         self.guide: frozenset[str] | None = None
         self._lock = threading.Lock()
         self._open: set[_Parent] = set()  # parents holding a descriptor
 
     def warn(self, rel: str, reason: str) -> None:
         self.warnings.append((rel, reason))
+
+    def _workspace_rules(self) -> None:
+        from harness.workspace.ignore import workspace_rules  # (no cycle at import time)
+
+        rules = workspace_rules(self.root)
+        self.base = rules.chain
+        if rules.index_problem is not None:
+            self.warn(".git/index", f"{rules.index_problem}: no file counts as tracked")
+        if rules.exclude_problem is not None:
+            self.warn(
+                ".git/info/exclude",
+                f"{rules.exclude_problem}: nothing is read, since what it ignores is unknown",
+            )
+            self.closed = True
 
     def files(
         self,
@@ -181,22 +202,67 @@ class DirectoryWalk:
                 if named is not None:
                     chain = self._named(fd, rel, depth, length, chain, named, subdirs)
                 prefix = rel + "/" if rel else ""
+                entered: list[str] = []  # ignored, entered for the tracked files they hold
                 if subdirs and chain is not None:
-                    subdirs = chain.kept_dirs(prefix, subdirs)
+                    kept_dirs = chain.kept_dirs(prefix, subdirs)
+                    if len(kept_dirs) < len(subdirs) and chain.tracked is not None:
+                        entered = self._tracked_dirs(chain, prefix, subdirs, kept_dirs)
+                    subdirs = kept_dirs
                 if listed is not None:
-                    listed[rel] = subdirs or ()  # (no empty list kept per leaf)
-                    if guide is not None and rel in guide:
-                        subdirs = self.guided(rel, subdirs)
-                if not subdirs:
+                    if entered:
+                        assert chain is not None
+                        subdirs, entered = self._record_entered(rel, chain, subdirs, entered)
+                    else:
+                        listed[rel] = subdirs or ()  # (no empty list kept per leaf)
+                        if guide is not None and rel in guide:
+                            subdirs = self.guided(rel, subdirs)
+                if not subdirs and not entered:
                     continue
-                held = self._hold(fd, rel, len(subdirs))
+                held = self._hold(fd, rel, len(subdirs) + len(entered))
                 kept = held.fd is not None
                 depth += 1
                 for name in subdirs:
                     push((held, name, prefix + name, depth, chain, length + 1 + name_length(name)))
+                if entered:
+                    assert chain is not None
+                    inside = chain.inside_ignored()
+                    for name in entered:
+                        push(
+                            (
+                                held,
+                                name,
+                                prefix + name,
+                                depth,
+                                inside,
+                                length + 1 + name_length(name),
+                            )
+                        )
             finally:
                 if not kept:
                     os.close(fd)
+
+    @staticmethod
+    def _tracked_dirs(
+        chain: IgnoreChain, prefix: str, subdirs: list[str], kept: list[str]
+    ) -> list[str]:
+        """The ignored ``subdirs`` holding tracked files (git reads those files)."""
+        keep = set(kept)
+        return chain.tracked_dirs(prefix, [name for name in subdirs if name not in keep])
+
+    def _record_entered(
+        self, rel: str, chain: IgnoreChain, subdirs: list[str], entered: list[str]
+    ) -> tuple[list[str], list[str]]:
+        """``drain``'s recording for a directory with ignored subdirectories entered for
+        their tracked files: (subdirectories, entered ones) to walk now."""
+        assert self.listed is not None
+        prefix = rel + "/" if rel else ""
+        self.listed[rel] = [*subdirs, *entered]
+        inside = chain.inside_ignored()
+        self.entries.update((prefix + name, inside) for name in entered)
+        if self.guide is None or rel not in self.guide:
+            return subdirs, entered
+        now = set(self.guided(rel, [*subdirs, *entered]))
+        return [n for n in subdirs if n in now], [n for n in entered if n in now]
 
     def _open_dir(self, parent: _Parent | None, rel: str, length: int) -> int:
         """Open a directory the inline case of ``drain`` does not: the root, one past
@@ -241,7 +307,8 @@ class DirectoryWalk:
             if name not in self.prune and entry.is_dir(follow_symlinks=False):
                 subdirs.append(name)
         gitignore = named.pop(GITIGNORE, None) if self.gitignores else None
-        if gitignore is not None:
+        # Inside an ignored directory (entered for its tracked files) git reads no .gitignore.
+        if gitignore is not None and not (chain is not None and chain.only_tracked):
             applied = self._gitignore(fd, gitignore, rel, chain)
             if applied is False:  # (mypy narrows the Literal)
                 # What it ignores is unknown, so nothing it governs may be read: fail closed.
@@ -278,7 +345,7 @@ class DirectoryWalk:
             self.warn(shown, f"{problem}; the line is ignored, as git does")
         if rules is None:
             return chain
-        from harness.instruction_files.ignore import IgnoreChain, IgnoreFile
+        from harness.workspace.ignore import IgnoreChain, IgnoreFile
 
         assert isinstance(rules, IgnoreFile)
         return IgnoreChain((rules,)) if chain is None else chain.extended(rules)
@@ -286,12 +353,14 @@ class DirectoryWalk:
     # -- the whole tree --------------------------------------------------------------------
 
     def run(
-        self, threads: int, starts: Iterable[tuple[str, IgnoreChain | None]] = (("", None),)
+        self, threads: int, starts: Iterable[tuple[str, IgnoreChain | None]] | None = None
     ) -> None:
         """Walk the whole tree (blocking); ``WalkCancelled`` when ``stop`` is set.
 
         ``starts``: the directories to walk from, (relative path, the ignore chain above it),
         each reached from the root one ``O_NOFOLLOW`` step at a time (default: the root)."""
+        if self.closed:  # warned: the exclude file cannot be applied
+            return
         try:
             self.root_fd = os.open(self.root, DIR_FLAGS)
         except OSError as exc:
@@ -302,7 +371,7 @@ class DirectoryWalk:
             stack: list[_Job] = [
                 (None, "", rel, rel.count("/") + 1 if rel else 0, chain,
                  length + 1 + name_length(rel) if rel else length)
-                for rel, chain in starts
+                for rel, chain in (starts if starts is not None else (("", self.base),))
             ]  # fmt: skip
             if threads <= 1:
                 self.drain(stack, sys.maxsize)

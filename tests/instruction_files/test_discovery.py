@@ -228,13 +228,17 @@ def test_gitignored_instruction_file_is_skipped_with_a_warning(ws: Path, write: 
     assert "ignored by .gitignore" in warning_for(found, "AGENTS.override.md")
 
 
-def test_invalid_gitignore_line_is_reported_and_the_rest_applies(ws: Path, write: Writer) -> None:
-    write(".gitignore", "[z-a]\nbuild/\n")
+def test_every_gitignore_line_is_a_pattern_as_in_git(ws: Path, write: Writer) -> None:
+    """git rejects no line: ``[z-a]`` is "z" then an empty range (it matches ``z``), and an
+    unclosed ``[`` matches nothing; the lines after them apply as usual."""
+    write(".gitignore", "[z-a]\n[unclosed\nbuild/\n")
     write("build/AGENTS.md", "ignored\n")
+    write("z/AGENTS.md", "ignored too\n")
+    write("[unclosed/AGENTS.md", "kept\n")
     write("AGENTS.md", "root\n")
     found = discover(ws)
-    assert paths(found) == ["AGENTS.md"]
-    assert "line 1" in warning_for(found, ".gitignore")
+    assert paths(found) == ["AGENTS.md", "[unclosed/AGENTS.md"]
+    assert found.warnings == ()
 
 
 def test_a_gitignore_too_big_to_apply_fails_closed(ws: Path, write: Writer) -> None:

@@ -685,7 +685,11 @@ def _problems(
     outside = str(tree.outside)
     never = tuple(f"/{name}/" for name in (*PRUNED, "ignored"))
     ws = str(tree.ws)
+    # The git metadata the ignore rules need (CONTRACT section 9), and nothing else of .git.
+    git_metadata = {f"{ws}/.git/{name}" for name in ("index", "info/exclude", "commondir")}
     for path in opened:
+        if path in git_metadata:
+            continue
         if path.startswith(outside):
             problems.append(f"opened or listed outside the workspace: {path!r}")
         elif path.startswith(ws) and any(n in path[len(ws) :] + "/" for n in never):

@@ -1,0 +1,121 @@
+"""Benchmark: what recording every build costs, against the same builds unrecorded.
+
+    python benchmarks/record.py            # full run
+    python benchmarks/record.py --quick    # a short run
+
+The peer is the floor: the same 64 concurrent ``build_prompt`` calls on the bundled example
+workspace (``examples/acme`` with its database row, rules and task state) by a ``Harness``
+without a store, measured in the same run, interleaved round by round so both see the same
+machine load. Target: with ``Harness(manifests=path)`` the round takes at most 1.3x the time
+(median over rounds). Every recorded build is durable before ``build_prompt`` returns (WAL,
+``synchronous=FULL``); concurrent builds share transactions (group commit), which is what
+keeps the ratio low. Second figure: the store's growth per additional identical build, after
+a WAL checkpoint, over many builds (target: at most 2 KiB; texts and layers are shared).
+Always exits 0; prints PASS or MISS per target.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sqlite3
+import statistics
+import sys
+import tempfile
+import time
+from contextlib import closing
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+import anyio  # noqa: E402
+
+from harness import Harness  # noqa: E402
+
+WORKSPACE = ROOT / "examples" / "acme"
+DATABASE = ROOT / "examples" / "acme.db"
+CONCURRENCY = 64
+TARGET_RATIO = 1.3
+TARGET_GROWTH = 2048
+
+
+def _units(name: str) -> list[str]:
+    lines = (WORKSPACE / name).read_text(encoding="utf-8").splitlines()
+    return [line.strip() for line in lines if line.strip() and not line.startswith("#")]
+
+
+RULES = _units("business-rules.txt")
+
+
+async def _round(harness: Harness) -> float:
+    async def one() -> None:
+        await harness.build_prompt(
+            WORKSPACE, agent="reviewer", project_id="acme", business_rules=RULES
+        )
+
+    started = time.perf_counter()
+    async with anyio.create_task_group() as group:
+        for _ in range(CONCURRENCY):
+            group.start_soon(one)
+    return time.perf_counter() - started
+
+
+def _settled_size(path: Path) -> int:
+    with closing(sqlite3.connect(path)) as connection:
+        connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    return path.stat().st_size
+
+
+async def timing(rounds: int, scratch: Path) -> tuple[float, float, int]:
+    plain = Harness(database=DATABASE)
+    recorded = Harness(database=DATABASE, manifests=scratch / "timing.db")
+    floor: list[float] = []
+    store: list[float] = []
+    async with plain, recorded:
+        for harness in (plain, recorded):  # warm both: caches, tokenizer, the store's pages
+            await _round(harness)
+        for _ in range(rounds):
+            floor.append(await _round(plain))
+            store.append(await _round(recorded))
+        builds = len(await recorded.manifests.list(limit=1_000_000))
+    return statistics.median(floor), statistics.median(store), builds
+
+
+async def growth(builds: int, scratch: Path) -> float:
+    path = scratch / "growth.db"
+    async with Harness(database=DATABASE, manifests=path) as harness:
+        await _round(harness)
+        before = _settled_size(path)
+        for _ in range(builds // CONCURRENCY):
+            await _round(harness)
+        after = _settled_size(path)
+    return (after - before) / (builds // CONCURRENCY * CONCURRENCY)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="a short run")
+    args = parser.parse_args()
+    rounds, builds = (5, 640) if args.quick else (25, 6400)
+    with tempfile.TemporaryDirectory(prefix="harness-record-") as directory:
+        scratch = Path(directory)
+        floor, store, recorded = anyio.run(timing, rounds, scratch)
+        per_build = anyio.run(growth, builds, scratch)
+    ratio = store / floor
+    print(f"{CONCURRENCY} concurrent builds of examples/acme, median of {rounds} rounds")
+    print(f"  without a store   {floor * 1000:8.1f} ms")
+    print(f"  recorded          {store * 1000:8.1f} ms   ({recorded} builds recorded)")
+    verdict = "PASS" if ratio <= TARGET_RATIO else "MISS"
+    print(f"  ratio             {ratio:8.2f}x   target <= {TARGET_RATIO}x   {verdict}")
+    verdict = "PASS" if per_build <= TARGET_GROWTH else "MISS"
+    print(
+        f"store growth per additional identical build ({builds} builds): {per_build:,.0f} B   "
+        f"target <= {TARGET_GROWTH:,} B   {verdict}"
+    )
+    print(f"(machine: {os.cpu_count()} CPUs; figures from a loaded machine vary)")
+
+
+if __name__ == "__main__":
+    main()

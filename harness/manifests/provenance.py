@@ -1,0 +1,122 @@
+"""What ``Harness(manifests=...)`` holds: the store, its recorder child, and a build's record.
+
+::
+
+    from datetime import UTC, datetime
+    from harness.manifests.provenance import Provenance
+
+    provenance = Provenance("manifests.db")        # or a postgresql:// URL; opened by open()
+    store = await provenance.open()                # created if missing (its directory must exist)
+    spec = provenance.child_spec()                 # the recorder, for the Harness tree
+    manifest_id = await provenance.record(prompt, workspace=..., agent=..., project_id=None,
+                                          requested_at=datetime.now(UTC), tokenizer_spec=None)
+    await provenance.close()                       # after the tree (and so the drain) stopped
+
+Design notes: the Harness opens the store before its tree starts and closes it after the tree
+stopped, so the recorder (a child of the tree, stopped first) drains into an open store and
+``h.manifests`` is one object for the Harness's whole run, whatever restarts the recorder
+goes through. ``record`` returns only once the record is durable; it raises
+``ManifestStoreError`` otherwise, and the Harness then hands out no prompt.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from datetime import datetime
+from pathlib import Path
+
+from harness.manifests.errors import ManifestStoreError
+from harness.manifests.record import ManifestRecord
+from harness.manifests.recorder import Recorder
+from harness.manifests.store import ManifestStore, is_url
+from harness.prompt_assembler import AssembledPrompt
+from harness.runtime import ChildSpec
+from harness.tokenizer import Tokenizer
+
+__all__ = ["Provenance"]
+
+
+class Provenance:
+    """The manifest store of one Harness and the recorder that writes to it."""
+
+    def __init__(self, location: str | os.PathLike[str]) -> None:
+        if not isinstance(location, str | os.PathLike):
+            raise TypeError(
+                f"manifests must be a path to an SQLite file, got {type(location).__name__}"
+            )
+        text = os.fspath(location)
+        if not text:
+            raise ManifestStoreError(
+                "manifests is empty: give the path of an SQLite file or a postgresql:// URL"
+            )
+        # A path is made absolute now: a later chdir must not move it.
+        self.location: str = text if is_url(text) else str(Path(text).absolute())
+        self._store: ManifestStore | None = None
+        self._recorder = Recorder(None)  # one actor for the Harness's life; the store at open
+
+    @property
+    def store(self) -> ManifestStore | None:
+        """The open store (None before ``open`` and after ``close``)."""
+        return self._store
+
+    async def open(self) -> ManifestStore:
+        """Open the store, creating its file if missing (``ManifestStoreError`` if it cannot)."""
+        store = await ManifestStore.open(self.location, create=True)
+        self._store = self._recorder.store = store
+        return store
+
+    def child_spec(self) -> ChildSpec:
+        """The recorder's spec, for the Harness tree (started after ``open``)."""
+        spec: ChildSpec = self._recorder.child_spec("manifest_recorder")
+        return spec
+
+    async def close(self) -> None:
+        store, self._store = self._store, None
+        self._recorder.store = None
+        if store is not None:
+            await store.close()
+
+    async def record(
+        self,
+        prompt: AssembledPrompt,
+        *,
+        workspace: str,
+        agent: str,
+        project_id: str | None,
+        requested_at: datetime,
+        tokenizer_spec: str | None,
+    ) -> str:
+        """Record ``prompt`` durably and return its manifest id."""
+        record = ManifestRecord.of(
+            prompt,
+            workspace=workspace,
+            agent=agent,
+            project_id=project_id,
+            requested_at=requested_at,
+            tokenizer_spec=tokenizer_spec,
+        )
+        await self._recorder.record(record)
+        return record.manifest_id
+
+    async def recorded(
+        self,
+        prompt: AssembledPrompt,
+        requested_at: datetime,
+        tokenizer: Tokenizer | str,
+        *,
+        workspace: os.PathLike[str] | str,
+        agent: str,
+        project_id: str | None,
+    ) -> AssembledPrompt:
+        """``prompt`` once durably recorded, carrying its ``manifest_id`` (what
+        ``Harness.build`` hands out); ``tokenizer`` is the spec or object it was built with."""
+        manifest_id = await self.record(
+            prompt,
+            workspace=os.fspath(workspace),
+            agent=agent,
+            project_id=project_id,
+            requested_at=requested_at,
+            tokenizer_spec=tokenizer if isinstance(tokenizer, str) else None,
+        )
+        return dataclasses.replace(prompt, manifest_id=manifest_id)

@@ -1,0 +1,184 @@
+"""The paths a workspace's git index tracks (a ``.gitignore`` never applies to them).
+
+::
+
+    >>> from harness.workspace.git_index import load_tracked
+    >>> tracked, problem = load_tracked("/srv/checkouts/acme")    # doctest: +SKIP
+    >>> tracked.tracked("docs/AGENTS.md"), tracked.holds("docs")   # doctest: +SKIP
+    (True, True)
+
+Design notes:
+
+- Only ``<workspace>/.git`` counts (a directory, or a file ``gitdir: <path>`` as in linked
+  worktrees and submodules); nothing above the workspace is consulted, and no environment
+  variable (``GIT_DIR``, ``GIT_INDEX_FILE``) either: the result depends on the tree alone.
+- The index is parsed by dulwich (``dulwich.index.read_index``: pure Python, typed, reads
+  index versions 2 to 4, paths as bytes). pygit2 reads the file faster but exposes neither the
+  skip-worktree bit nor undecodable paths; see README "Ignore rules" for the measurements.
+- Like ``git check-ignore``, entries with the skip-worktree bit (sparse checkouts) do not
+  count as tracked; every other entry (any stage, intent-to-add) does.
+- The file is read at most once per change: the result is cached under the index's path and
+  reused while ``(st_dev, st_ino, st_size, st_mtime_ns)`` of the open file is unchanged (git
+  replaces the index by renaming a new file over it, so any rewrite changes the inode).
+  No subprocess is ever started.
+- An index that cannot be read is a problem string, and nothing is taken as tracked: that
+  errs towards ignoring more, never towards reading an ignored file.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import stat
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, field
+
+__all__ = ["TrackedPaths", "git_dirs", "load_tracked"]
+
+_FLAGS = (
+    os.O_RDONLY
+    | getattr(os, "O_NONBLOCK", 0)
+    | getattr(os, "O_NOFOLLOW", 0)
+    | getattr(os, "O_CLOEXEC", 0)
+)
+_MAX_INDEX_BYTES = 512 << 20
+_GITDIR_FILE_MAX = 64 << 10
+_CACHE_SIZE = 64
+_SKIP_WORKTREE = 0x4000  # dulwich.index.EXTENDED_FLAG_SKIP_WORKTREE
+
+
+@dataclass(frozen=True, slots=True)
+class TrackedPaths:
+    """Workspace-relative POSIX paths (``str``, undecodable bytes as surrogate escapes, as
+    ``os.scandir`` names them) of the tracked files, and of every directory holding one."""
+
+    files: frozenset[str] = field(default_factory=frozenset)
+    dirs: frozenset[str] = field(default_factory=frozenset)
+
+    def tracked(self, rel: str) -> bool:
+        return rel in self.files
+
+    def holds(self, rel: str) -> bool:
+        """Whether directory ``rel`` holds a tracked path (at any depth)."""
+        return rel in self.dirs
+
+    def __bool__(self) -> bool:
+        return bool(self.files)
+
+
+EMPTY = TrackedPaths()
+
+
+def _read_small(path: str, cap: int) -> bytes | None:
+    try:
+        fd = os.open(path, _FLAGS & ~getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        return os.read(fd, cap)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def git_dirs(root: str) -> tuple[str, str] | None:
+    """(git directory, common directory) of the work tree at ``root``, or None when
+    ``root/.git`` is neither a directory nor a ``gitdir:`` file.
+
+    The index lives in the git directory; ``info/exclude`` in the common one (they differ
+    for a linked worktree, whose git directory names the shared one in ``commondir``).
+    """
+    dot_git = os.path.join(root, ".git")
+    try:
+        info = os.lstat(dot_git)
+    except OSError:
+        return None
+    if stat.S_ISDIR(info.st_mode):
+        gitdir = dot_git
+    elif stat.S_ISREG(info.st_mode):
+        data = _read_small(dot_git, _GITDIR_FILE_MAX)
+        if data is None or not data.startswith(b"gitdir:"):
+            return None
+        target = os.fsdecode(data[len(b"gitdir:") :].strip())
+        gitdir = os.path.normpath(os.path.join(root, target))
+    else:
+        return None
+    common = _read_small(os.path.join(gitdir, "commondir"), _GITDIR_FILE_MAX)
+    if common is None or not common.strip():
+        return gitdir, gitdir
+    return gitdir, os.path.normpath(os.path.join(gitdir, os.fsdecode(common.strip())))
+
+
+_lock = threading.Lock()
+_cache: OrderedDict[str, tuple[tuple[int, int, int, int], TrackedPaths]] = OrderedDict()
+
+
+def _parse(data: bytes) -> TrackedPaths:
+    from dulwich.index import read_index  # imported only when a workspace has an index
+
+    files: set[str] = set()
+    dirs: set[str] = set()
+    for entry in read_index(io.BytesIO(data)):
+        if entry.extended_flags & _SKIP_WORKTREE:
+            continue
+        name = entry.name
+        if name.endswith(b"/"):  # a sparse-index directory entry (always skip-worktree)
+            continue
+        rel = os.fsdecode(name)
+        files.add(rel)
+        cut = rel.rfind("/")
+        while cut > 0:
+            parent = rel[:cut]
+            if parent in dirs:
+                break
+            dirs.add(parent)
+            cut = rel.rfind("/", 0, cut)
+    return TrackedPaths(frozenset(files), frozenset(dirs))
+
+
+def load_tracked(root: str) -> tuple[TrackedPaths, str | None]:
+    """The paths tracked by the index of the work tree at ``root`` (empty when it is not
+    one, or has no index), and a problem (why the index could not be read) or None."""
+    dirs = git_dirs(root)
+    if dirs is None:
+        return EMPTY, None
+    path = os.path.join(dirs[0], "index")
+    try:
+        fd = os.open(path, _FLAGS)
+    except FileNotFoundError:
+        return EMPTY, None
+    except OSError as exc:
+        return EMPTY, f"the git index cannot be opened ({exc.strerror or exc})"
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return EMPTY, "the git index is not a regular file"
+        key = (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
+        with _lock:
+            cached = _cache.get(path)
+            if cached is not None and cached[0] == key:
+                _cache.move_to_end(path)
+                return cached[1], None
+        if info.st_size > _MAX_INDEX_BYTES:
+            return EMPTY, f"the git index is over the {_MAX_INDEX_BYTES}-byte cap"
+        chunks = []
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+    except OSError as exc:
+        return EMPTY, f"the git index cannot be read ({exc.strerror or exc})"
+    finally:
+        os.close(fd)
+    try:
+        tracked = _parse(b"".join(chunks))
+    except Exception as exc:  # any malformed index: dulwich raises several kinds
+        return EMPTY, f"the git index cannot be parsed ({type(exc).__name__}: {exc})"
+    with _lock:
+        _cache[path] = (key, tracked)
+        _cache.move_to_end(path)
+        while len(_cache) > _CACHE_SIZE:
+            _cache.popitem(last=False)
+    return tracked, None
