@@ -26,6 +26,7 @@ from harness.instruction_files import (
 from harness.instruction_files.incremental import Snapshot, scope, walk
 from harness.runtime import Supervisor
 from harness.workspace import resolve_workspace
+from tests.workspace.ignore_cases import git
 
 SETTINGS = InstructionFilesSettings(walk_threads=1)
 DIRS = ("", "a", "a/b", "a/b/c", "a/gen", "d", "d/e", "d/node_modules", "f")
@@ -92,11 +93,14 @@ def apply(root: Path, edit: Edit, serial: int) -> list[Path]:
     return [target]
 
 
-def build(root: Path) -> None:
+def build(root: Path, *, tracked: bool = False) -> None:
     for rel in DIRS:
         (root / rel).mkdir(parents=True, exist_ok=True)
         (root / rel / "AGENTS.md").write_text(f"rules of {rel or 'root'}\n")
     (root / "a" / ".gitignore").write_text("gen/\n")
+    if tracked:  # a repository where a/gen/ is ignored but its AGENTS.md is tracked
+        git(root, "init", "-q")
+        git(root, "add", "-f", "a/gen/AGENTS.md")
 
 
 def snapshot_of(files: InstructionFiles, root: Path) -> Snapshot:
@@ -113,14 +117,15 @@ def snapshot_of(files: InstructionFiles, root: Path) -> Snapshot:
 @given(
     batches=st.lists(st.lists(EDITS, min_size=1, max_size=3), min_size=1, max_size=6),
     threads=st.sampled_from((1, 3)),
+    tracked=st.booleans() if shutil.which("git") else st.just(False),
 )
 def test_every_reload_equals_a_cold_load(
-    tmp_path: Path, batches: list[list[Edit]], threads: int
+    tmp_path: Path, batches: list[list[Edit]], threads: int, tracked: bool
 ) -> None:
     walk_settings = InstructionFilesSettings(walk_threads=threads)
     root = Path(tempfile.mkdtemp(dir=tmp_path)).resolve()  # one tree per example
     try:
-        build(root)
+        build(root, tracked=tracked)
 
         async def run() -> None:
             files = InstructionFiles(walk_settings)
