@@ -60,6 +60,7 @@ __all__ = ["Base", "Snapshot", "add_dirt", "located", "reusable", "scope", "walk
 Listed = dict[str, Sequence[str]]
 Chains = dict[str, IgnoreChain]
 _SKIPPED_DIRECTORY = "directory skipped"  # the walk's warning for a directory it cannot read
+DIRT_LIMIT = 1024  # paths invalidated between two loads past which the next walk is cold
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -111,16 +112,18 @@ def located(path: str) -> str:
 
 def add_dirt(snapshots: MutableMapping[str, Base], places: set[str]) -> None:
     """Add the invalidated ``places`` (resolved paths) to the dirt of the snapshots they
-    concern; forget a snapshot whose workspace they contain (its next walk is cold)."""
+    concern; forget a snapshot whose workspace they contain, or whose dirt grows past
+    ``DIRT_LIMIT`` (its next walk is cold: memory stays bounded)."""
     for root in list(snapshots.keys()):
         base = snapshots.get(root)
         rels = {scope(root, place) for place in places} - {None}
         if base is None or not rels:
             continue
-        if "" in rels:
+        dirt = base[1].union(rel for rel in rels if rel)
+        if "" in rels or len(dirt) > DIRT_LIMIT:
             snapshots.pop(root, None)
         else:
-            snapshots[root] = (base[0], base[1].union(rel for rel in rels if rel))
+            snapshots[root] = (base[0], dirt)
 
 
 def reusable(base: Base | None, settings: InstructionFilesSettings) -> Base | None:
@@ -328,7 +331,8 @@ def _reload(
     listed.update(reload.relisted)
     chains = {rel: chain for rel, chain in snapshot.chains.items() if rel not in dropped}
     chains.update(reload.chains)
-    entries = {rel: chain for rel, chain in snapshot.entries.items() if rel not in dropped}
+    # (an entered directory's chain is its parent's decision: it goes when the parent does)
+    entries = {rel: chain for rel, chain in snapshot.entries.items() if _parent(rel) not in dropped}
     entries.update(reload.entries)
     found = [item for item in snapshot.found if _parent(item.rel) not in dropped]
     found += reload.found

@@ -23,7 +23,7 @@ from harness.instruction_files import (
     InstructionSet,
     discover,
 )
-from harness.instruction_files.incremental import Snapshot, scope, walk
+from harness.instruction_files.incremental import DIRT_LIMIT, Base, Snapshot, add_dirt, scope, walk
 from harness.runtime import Supervisor
 from harness.workspace import resolve_workspace
 from tests.workspace.ignore_cases import git
@@ -246,3 +246,19 @@ def test_a_start_that_vanished_falls_back_to_a_cold_walk(tmp_path: Path) -> None
     os.symlink(tmp_path / "d", tmp_path / "a" / "b")  # now a symlink: never entered
     found, again = walk(root, SETTINGS, base=(after, frozenset({"a/b/AGENTS.md"})))
     assert found == discover(root, SETTINGS) and again.walked == 1  # from a, b is no directory
+
+
+def test_dirt_is_bounded(tmp_path: Path) -> None:
+    build(tmp_path)
+    root = resolve_workspace(tmp_path)
+    _, snapshot = walk(root, SETTINGS)
+    snapshots: dict[str, Base] = {root: (snapshot, frozenset())}
+    add_dirt(snapshots, {f"{root}/d/f{n}" for n in range(DIRT_LIMIT)})
+    assert len(snapshots[root][1]) == DIRT_LIMIT
+    add_dirt(snapshots, {f"{root}/d/one-more"})
+    assert root not in snapshots  # the next load walks cold
+    snapshots[root] = (snapshot, frozenset())
+    add_dirt(snapshots, {f"{root}x/AGENTS.md", "/elsewhere"})  # unrelated: untouched
+    assert snapshots[root] == (snapshot, frozenset())
+    add_dirt(snapshots, {os.path.dirname(root)})  # a directory holding the workspace
+    assert root not in snapshots
