@@ -1,7 +1,22 @@
 """Hooks: an immutable phase -> handlers value whose chain halts and fails closed.
 
-``Hooks`` is the pure value (``harness.hooks.hooks``); ``load_hook_settings`` reads Claude Code
-hook settings into one, whose command hooks run as subprocesses (``harness.hooks.command``).
+Register handlers on a phase, run the phase with a payload, read the outcome::
+
+    import anyio
+    from harness.hooks import Halt, Hooks
+
+    hooks = Hooks().register("pre_tool_use", lambda p: Halt("read-only"), match="Write|Edit")
+    outcome = anyio.run(hooks.run, "pre_tool_use", {"tool_name": "Edit", "tool_input": {}})
+    assert outcome.halted and outcome.reason == "read-only"
+
+``load_hook_settings`` reads Claude Code hook settings (a ``settings.json``) into a ``Hooks``
+value whose command hooks run as subprocesses.
+
+The parts, one module each: ``hooks`` (the pure ``Hooks`` value and its run loop),
+``outcome`` (``Halt``, ``HookOutcome`` and the fail-closed checks), ``matching`` (tool-name
+matchers), ``registration`` (validation at register time), ``cancellation`` (telling an
+outside cancellation from a handler's failure), ``command`` and ``settings`` (command hooks),
+``errors``.
 """
 
 from harness.hooks.errors import CommandHookError as CommandHookError

@@ -1,17 +1,7 @@
 """Hooks: an immutable phase -> handlers value whose chain halts (ADR 0006, "Hooks").
 
-The value is pure: ``register`` returns a new ``Hooks`` and never touches the old one, so a
-run can never observe a registration made while it is in flight, and one value can be shared
-by any number of concurrent runs without locks. ``run`` is the hot path of every tool call, so
-the per-phase chains are precomputed at register time and sync handlers without a timeout are
-plain function calls: no task, no cancel scope, no clock read.
-
-Failure policy (the reason this module exists): a handler that raises, runs past its timeout
-or returns something that is no verdict *halts* the chain -- a guard that crashed must never
-read as "allowed". Cancellation from outside is not a handler failure and always propagates
-(``harness.hooks.cancellation``).
-
-Example::
+Register guards on a phase; ``run`` calls the matching ones in order and stops at the first
+``Halt``::
 
     import anyio
     from harness.hooks import Halt, Hooks
@@ -24,10 +14,19 @@ Example::
     outcome = anyio.run(hooks.run, "pre_tool_use", payload)
     assert outcome.halted and outcome.halted_by == "no_rm"
 
-Speed: a chain of sync handlers without timeouts (the common case) runs on a fast path: the
-handlers matching a tool name are selected once per name and memoised on the chain (bounded),
-``tool_name`` is read once per run (again only after a rewrite), and the outcome is built
-without the frozen dataclass's ``__init__``.
+Failure policy (the reason this module exists): a handler that raises, runs past its timeout
+or returns something that is no verdict *halts* the chain -- a guard that crashed must never
+read as "allowed" (``harness.hooks.outcome``). Cancellation from outside is not a handler
+failure and always propagates (``harness.hooks.cancellation``).
+
+Design notes: the value is pure: ``register`` returns a new ``Hooks`` and never touches the
+old one, so a run can never observe a registration made while it is in flight, and one value
+can be shared by any number of concurrent runs without locks. ``run`` is the hot path of every
+tool call, so the per-phase chains are precomputed at register time and sync handlers without a
+timeout are plain function calls: no task, no cancel scope, no clock read. On that fast path
+the handlers matching a tool name are selected once per name and memoised on the chain
+(bounded), ``tool_name`` is read once per run (again only after a rewrite), and the outcome is
+built without the frozen dataclass's ``__init__``.
 """
 
 from __future__ import annotations
@@ -49,14 +48,10 @@ from harness.hooks.cancellation import (
     run_started,
     scope_cancelled,
 )
-from harness.hooks.errors import (
-    CommandHookError,
-    HookResultError,
-    HookTimeoutError,
-    HookTypeError,
-    HookValueError,
-)
+from harness.hooks.errors import HookTimeoutError, HookTypeError, HookValueError
 from harness.hooks.matching import Matcher, matches, parse_match, tool_name
+from harness.hooks.outcome import Halt, HookOutcome, check_result, failed
+from harness.hooks.outcome import outcome as _outcome
 from harness.hooks.registration import (
     PHASES,
     check_name,
@@ -89,69 +84,6 @@ _Entry: TypeAlias = tuple[str, HookHandler, Matcher, float | None, bool]
 # What a fast chain runs for one tool name: (handlers, their names, their indexes in the chain).
 _Selection: TypeAlias = tuple[tuple[HookHandler, ...], tuple[str, ...], tuple[int, ...]]
 _MEMO_LIMIT: Final = 256  # tool names memoised per chain; others are selected on every run
-# Results that are errors rather than verdicts, reported as such (never "raised").
-_SELF_DESCRIBING: Final = (HookTimeoutError, HookResultError, CommandHookError)
-
-
-@dataclass(frozen=True, slots=True)
-class Halt:
-    """Returned by a handler to stop the chain; ``reason`` says why, for whoever asked."""
-
-    reason: str
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.reason, str):
-            raise HookTypeError(f"Halt reason must be a str, got {type(self.reason).__name__}")
-        if not self.reason.strip():
-            raise HookValueError(
-                "Halt needs a non-empty reason: say why the tool was stopped, "
-                "e.g. Halt('rm -rf is not allowed')"
-            )
-
-
-@dataclass(frozen=True, slots=True)
-class HookOutcome:
-    """What a run did: whether and why it halted, by whom, and the payload it ended with."""
-
-    halted: bool
-    reason: str | None
-    halted_by: str | None
-    payload: Any
-    """The payload after the last handler that ran to completion (the halting one excluded)."""
-    ran: tuple[str, ...]
-    """Handler names in call order, the halting one included; skipped handlers are absent."""
-    error: BaseException | None
-
-
-class _OutcomeBuilder:
-    """Builds a ``HookOutcome`` at a third of the cost of its ``__init__``.
-
-    The frozen dataclass's ``__init__`` goes through ``object.__setattr__`` once per field.
-    This class has the very same slots, so it sets them plainly and then becomes a
-    ``HookOutcome`` (``__class__`` assignment between classes of identical layout).
-    """
-
-    __slots__ = HookOutcome.__slots__
-
-    def __init__(
-        self,
-        halted: bool,
-        reason: str | None,
-        halted_by: str | None,
-        payload: Any,
-        ran: tuple[str, ...],
-        error: BaseException | None,
-    ) -> None:
-        self.halted = halted
-        self.reason = reason
-        self.halted_by = halted_by
-        self.payload = payload
-        self.ran = ran
-        self.error = error
-        self.__class__ = HookOutcome  # type: ignore[assignment]
-
-
-_outcome: Callable[..., HookOutcome] = _OutcomeBuilder  # type: ignore[assignment]
 
 
 @dataclass(frozen=True, slots=True)
@@ -302,10 +234,9 @@ class Hooks:
     async def run(self, phase: str, payload: Any) -> HookOutcome:
         """Run ``phase``'s matching handlers one at a time, in registration order.
 
-        Each handler sees the payload as the previous one left it. The first ``Halt`` stops
-        the chain; so does a handler that raises, runs past its timeout or returns something
-        that is no verdict (fail closed). Cancellation from outside, requested before or during
-        the run, propagates and is never reported as a halt.
+        Each handler sees the payload as the previous one left it. The first ``Halt`` stops the
+        chain; so does a handler that raises, runs past its timeout or returns no verdict (fail
+        closed). Cancellation from outside, before or during the run, propagates (never a halt).
         """
         try:
             chain = self._chains[phase]
@@ -318,17 +249,14 @@ class Hooks:
         if not chain.fast:
             outcome = await _run_chain(chain.entries, 0, payload, [], state)
         else:
-            # Fast path: a plain loop over the handlers selected for this tool name. The
-            # first handler that returns anything but None (or raises) leaves the loop, and
-            # the general loop takes over from there.
+            # Fast path: a plain loop over the handlers selected for this tool name; the first
+            # that answers anything but None (or raises) hands over to the general loop.
             if chain.needs_name:
-                if type(payload) is dict:  # tool_name(payload), inlined for the common case
-                    name = payload.get("tool_name")
-                    if type(name) is not str:
-                        name = tool_name(payload)
-                else:
+                # tool_name(payload), inlined for the common case (a dict with a str name)
+                name = payload.get("tool_name") if type(payload) is dict else None
+                if type(name) is not str:
                     try:
-                        name = tool_name(payload)
+                        name = tool_name(payload)  # never raises for a dict
                     except Exception:  # the general loop fails closed naming the handler
                         chained = _run_chain(chain.entries, 0, payload, [], state)
                         return await _finish(chained, state)
@@ -356,36 +284,57 @@ class Hooks:
                     return _outcome(False, None, None, payload, names, None)
             except BaseException as exc:
                 done = len(handlers) - sum(1 for _ in remaining)
-                await propagate_outside_cancellation(state[0], state[1], exc)
-                outcome = _failed(names[done - 1], exc, payload, list(names[:done]))
+                outcome = await _fast_failed(exc, payload, names[:done], state)
             else:
                 done = len(handlers) - sum(1 for _ in remaining)
-                ran = list(names[:done])
-                name = names[done - 1]
-                if isinstance(result, Halt):
-                    outcome = _outcome(True, result.reason, name, payload, tuple(ran), None)
-                else:
-                    try:
-                        if inspect.isawaitable(result):
-                            result = await result
-                            task, baseline, _ = state
-                            if task is not None and task.cancelling() > baseline:
-                                await propagate_outside_cancellation(task, baseline, None)
-                        if isinstance(result, Halt):
-                            outcome = _outcome(True, result.reason, name, payload, tuple(ran), None)
-                        else:
-                            if result is not None:
-                                _check_result(name, result)
-                                payload = result
-                            outcome = await _run_chain(
-                                chain.entries, indexes[done - 1] + 1, payload, ran, state
-                            )
-                    except BaseException as exc:
-                        await propagate_outside_cancellation(state[0], state[1], exc)
-                        outcome = _failed(name, exc, payload, ran)
+                outcome = await _resume(chain.entries, indexes, done, payload, result, names, state)
         if finish_pending(state):
             await run_finished(state)
         return outcome
+
+
+async def _resume(
+    chain: tuple[_Entry, ...],
+    indexes: tuple[int, ...],
+    done: int,
+    payload: Any,
+    result: object,
+    names: tuple[str, ...],
+    state: Any,
+) -> HookOutcome:
+    """The fast loop's exit: its ``done``-th handler answered ``result`` (not ``None``).
+
+    A ``Halt`` halts; an awaitable is awaited (the handler was async after all); a new payload
+    is checked and the general loop (``_run_chain``) goes on after that handler.
+    """
+    ran_names = names[:done]
+    ran = list(ran_names)
+    name = ran_names[-1]
+    if isinstance(result, Halt):
+        return _outcome(True, result.reason, name, payload, ran_names, None)
+    try:
+        if inspect.isawaitable(result):
+            result = await result
+            task, baseline, _ = state
+            if task is not None and task.cancelling() > baseline:
+                await propagate_outside_cancellation(task, baseline, None)
+        if isinstance(result, Halt):
+            return _outcome(True, result.reason, name, payload, ran_names, None)
+        if result is not None:
+            check_result(name, result)
+            payload = result
+    except BaseException as exc:
+        await propagate_outside_cancellation(state[0], state[1], exc)
+        return failed(name, exc, payload, ran)
+    return await _run_chain(chain, indexes[done - 1] + 1, payload, ran, state)
+
+
+async def _fast_failed(
+    exc: BaseException, payload: Any, ran_names: tuple[str, ...], state: Any
+) -> HookOutcome:
+    """The fast loop's last handler (of ``ran_names``) raised ``exc``: halt, naming it."""
+    await propagate_outside_cancellation(state[0], state[1], exc)
+    return failed(ran_names[-1], exc, payload, list(ran_names))
 
 
 async def _finish(outcome: Awaitable[HookOutcome], state: Any) -> HookOutcome:
@@ -435,10 +384,10 @@ async def _run_chain(
                 continue
             if isinstance(result, Halt):
                 return _outcome(True, result.reason, handler_name, payload, tuple(ran), None)
-            _check_result(handler_name, result)
+            check_result(handler_name, result)
         except BaseException as exc:
             await propagate_outside_cancellation(task, baseline, exc)
-            return _failed(handler_name, exc, payload, ran)
+            return failed(handler_name, exc, payload, ran)
         payload = result
     return _outcome(False, None, None, payload, tuple(ran), None)
 
@@ -476,41 +425,3 @@ async def _call_with_timeout(name: str, handler: HookHandler, payload: Any, limi
             raise HookTimeoutError(name, limit) from exc
         raise
     return result
-
-
-def _failed(name: str, exc: BaseException, payload: Any, ran: list[str]) -> HookOutcome:
-    if isinstance(exc, _SELF_DESCRIBING):
-        reason = str(exc)
-    else:
-        reason = f"handler {name!r} raised {describe(exc)}"
-    return _outcome(True, reason, name, payload, tuple(ran), exc)
-
-
-def _check_result(name: str, result: object) -> None:
-    """Refuse results that are almost certainly a mistake rather than a new payload.
-
-    Treating them as a payload would silently continue the chain with garbage, which is the one
-    thing a guard must not do; raising here makes the run fail closed instead.
-    """
-    what = _not_a_verdict(result)
-    if what is not None:
-        raise HookResultError(
-            f"handler {name!r} returned {what}, which is no verdict; return None to continue, "
-            "a new payload to rewrite it, or Halt(reason) to stop"
-        )
-
-
-def _not_a_verdict(result: object) -> str | None:
-    """What ``result`` is, if it cannot be a payload (a bool, a generator, ...); else None."""
-    if isinstance(result, bool):
-        return repr(result)
-    if result is Halt or (isinstance(result, type) and issubclass(result, Halt)):
-        return "the Halt class (write Halt('reason'))"
-    if inspect.isgenerator(result) or inspect.isasyncgen(result):
-        kind = "a generator" if inspect.isgenerator(result) else "an async generator"
-        return f"{kind} (a generator function is not a handler; use def or async def)"
-    if inspect.isawaitable(result):
-        if inspect.iscoroutine(result):
-            result.close()  # never awaited on purpose: avoid the "never awaited" warning
-        return "an awaitable that resolved to another awaitable (await it inside the handler)"
-    return None

@@ -1,4 +1,16 @@
-"""Settings of instruction-file discovery and its cache (the ``[instruction_files]`` TOML table)."""
+"""Settings of instruction-file discovery and its cache (the ``[instruction_files]`` TOML table).
+
+Build them in code, or let ``harness.load_config`` read them from TOML::
+
+    from harness.instruction_files import InstructionFilesSettings
+
+    settings = InstructionFilesSettings(names=("AGENTS.md",), cache_ttl=30.0)
+    assert settings.max_bytes > 0
+
+Design notes: one pydantic model, frozen and strict about unknown keys, so a typo in a config
+file is an error naming the key rather than a setting silently ignored; file names are plain
+names (no directory part), checked here once.
+"""
 
 from __future__ import annotations
 

@@ -1,6 +1,28 @@
 """The OTP-style runtime: supervisors and actors on anyio (asyncio backend).
 
-Public as ``harness.runtime`` (not re-exported at the top level of ``harness``).
+An actor under a supervisor, called from the host::
+
+    import anyio
+    from harness.runtime import Actor, Supervisor
+
+    class Counter(Actor):
+        async def init(self) -> None:
+            self.n = 0
+
+        async def handle_call(self, msg):
+            self.n += msg
+            return self.n
+
+    async def main() -> None:
+        counter = Counter()
+        async with Supervisor([counter.child_spec(id="counter")]):
+            assert await counter.call(2) == 2
+
+    anyio.run(main)
+
+Public as ``harness.runtime`` (not re-exported at the top level of ``harness``). The parts:
+``supervisor`` (and the modules it names), ``actor``, ``child`` (``ChildSpec``, ``ChildInfo``)
+and ``errors``.
 """
 
 from harness.runtime.actor import Actor as Actor

@@ -3,7 +3,21 @@
 Subclass it, override ``handle_call`` (and optionally ``init``, ``handle_cast``,
 ``terminate``), and run it under a :class:`~harness.runtime.Supervisor` through
 ``actor.child_spec(id=...)``. Messages are handled one at a time, in arrival order, so the
-actor's state needs no locks.
+actor's state needs no locks::
+
+    import anyio
+    from harness.runtime import Actor, Supervisor
+
+    class Greeter(Actor):
+        async def handle_call(self, msg):
+            return f"hello, {msg}"
+
+    async def main() -> None:
+        greeter = Greeter()
+        async with Supervisor([greeter.child_spec(id="greeter")]):
+            print(await greeter.call("world"))   # hello, world
+
+    anyio.run(main)
 
 Semantics (the WHY: a caller must never hang on an actor that is gone):
 

@@ -169,9 +169,8 @@ class SymlinkPolicy:
         descriptor: a refusal, or its target (opened when it is a regular file and may be
         read). Raises ``OSError`` when the target cannot be examined (dangling, a loop).
 
-        One loop over the components (a stack: a link's target is pushed back onto it), kept
-        in one function so the descriptors it holds are closed in one ``finally``; hence its
-        length."""
+        One loop over the components (a stack: a link's target is pushed back onto it by
+        ``_push_target``); the descriptors it holds are closed in one ``finally``."""
         root_fd = self.root_fd()
         todo = [part for part in reversed(link_rel.split("/")) if part not in ("", ".")]
         done: list[str] = []  # the real directories reached, from the root
@@ -203,16 +202,8 @@ class SymlinkPolicy:
                     hops += 1
                     if hops > _MAX_HOPS:
                         raise OSError(errno.ELOOP, os.strerror(errno.ELOOP))
-                    target = os.readlink(part, dir_fd=here)
-                    if target.startswith("/"):
-                        rebased = self._rebase(target)
-                        if rebased is None:
-                            return SymlinkRefusal("outside")
-                        while fds:
-                            os.close(fds.pop())
-                        done.clear()
-                        target = rebased
-                    todo.extend(p for p in reversed(target.split("/")) if p not in ("", "."))
+                    if not self._push_target(os.readlink(part, dir_fd=here), todo, done, fds):
+                        return SymlinkRefusal("outside")
                     continue
                 if part in self.prune:
                     return SymlinkRefusal("pruned", _joined(done, part, todo), part)
@@ -230,6 +221,21 @@ class SymlinkPolicy:
         finally:
             for fd in fds:
                 os.close(fd)
+
+    def _push_target(self, target: str, todo: list[str], done: list[str], fds: list[int]) -> bool:
+        """Push a link's ``target`` onto ``todo`` (the components still to walk); False when
+        an absolute target lies outside the root. An absolute target restarts the walk at the
+        root: the directories ``done`` so far are dropped and their descriptors closed."""
+        if target.startswith("/"):
+            rebased = self._rebase(target)
+            if rebased is None:
+                return False
+            while fds:
+                os.close(fds.pop())
+            done.clear()
+            target = rebased
+        todo.extend(p for p in reversed(target.split("/")) if p not in ("", "."))
+        return True
 
     def _rebase(self, target: str) -> str | None:
         """An absolute link target as a path below the root ("" for the root), or None when

@@ -67,43 +67,68 @@ def trim_bytes(units: Sequence[Unit], max_bytes: int, bpt: int, budget: int) -> 
 def trim(units: Sequence[Unit], budget: int, tokenizer: Tokenizer) -> LayerResult:
     """The general path: estimates steer, verified counts of the joined text decide.
 
-    Over 60 lines on purpose: the estimate, correction, gallop and bisection phases share the
-    memo tables and are easier to check as one sequence than as functions passing them round.
+    Per-unit counts (of a unit with its following separator, which captures most merges across
+    the join) estimate the cut; the joined text is then counted to verify it, and the estimate
+    steers the few corrections. Only verified fits are ever returned.
     """
-    # Per-unit counts (of a unit with its following separator, which captures most merges
-    # across the join) estimate the cut; the joined text is then counted to verify it, and the
-    # estimate steers the few corrections. Only verified fits are ever returned.
     n = len(units)
-    count = tokenizer.count
-    rendered: list[str | None] = [None] * n
-    estimates: dict[int, int] = {}
-    totals: dict[int, int] = {}
+    counts = _Counts(units, tokenizer)
+    lo, hi = _steer(counts, budget)
+    h = _close_gap(counts, budget, lo, hi)
+    notes = drop_note(units, h, budget)
+    if h == n:
+        return LayerResult("", 0, n, n, [], notes=notes, drop_reason=REASON_HEAD)
+    kept = [counts.render_at(i) for i in range(h, n)]
+    text = UNIT_SEPARATOR.join(kept)
+    tokens = counts.layer_tokens(h)
+    return LayerResult(text, tokens, h, n, kept, notes=notes, drop_reason=REASON_HEAD)
 
-    def render_at(i: int) -> str:
-        text = rendered[i]
+
+class _Counts:
+    """Memoised renderings and counts of one layer's units: a unit's estimate (its count with
+    its following separator) and the verified count of the layer kept from unit ``h`` on."""
+
+    __slots__ = ("count", "estimates", "n", "rendered", "totals", "units")
+
+    def __init__(self, units: Sequence[Unit], tokenizer: Tokenizer) -> None:
+        self.units = units
+        self.n = len(units)
+        self.count = tokenizer.count
+        self.rendered: list[str | None] = [None] * self.n
+        self.estimates: dict[int, int] = {}
+        self.totals: dict[int, int] = {}
+
+    def render_at(self, i: int) -> str:
+        text = self.rendered[i]
         if text is None:
-            text = rendered[i] = render(units[i])
+            text = self.rendered[i] = render(self.units[i])
         return text
 
-    def estimate(i: int) -> int:
-        if i not in estimates:
-            text = render_at(i)
-            estimates[i] = count(text if i == n - 1 else text + UNIT_SEPARATOR)
-        return estimates[i]
+    def estimate(self, i: int) -> int:
+        if i not in self.estimates:
+            text = self.render_at(i)
+            self.estimates[i] = self.count(text if i == self.n - 1 else text + UNIT_SEPARATOR)
+        return self.estimates[i]
 
-    def layer_tokens(h: int) -> int:
-        if h not in totals:
-            totals[h] = count(UNIT_SEPARATOR.join([render_at(i) for i in range(h, n)]))
-        return totals[h]
+    def layer_tokens(self, h: int) -> int:
+        if h not in self.totals:
+            joined = UNIT_SEPARATOR.join([self.render_at(i) for i in range(h, self.n)])
+            self.totals[h] = self.count(joined)
+        return self.totals[h]
 
+
+def _steer(counts: _Counts, budget: int) -> tuple[int, int]:
+    """Estimate the cut, then correct it by verified counts: ``(lo, hi)``, the largest head
+    known not to fit (-1: none known) and the smallest known to fit (``n``: the empty layer)."""
+    estimate, n = counts.estimate, counts.n
     h, acc = n, 0
     while h > 0 and acc + estimate(h - 1) <= budget:
         acc += estimate(h - 1)
         h -= 1
-    lo = -1  # largest h known NOT to fit (-1: none known)
-    hi = n  # smallest h known to fit (n: the empty layer)
+    lo = -1
+    hi = n
     while True:
-        tokens = layer_tokens(h)
+        tokens = counts.layer_tokens(h)
         if tokens <= budget:
             hi = h
             room, j = budget - tokens + _SLACK, h
@@ -121,27 +146,26 @@ def trim(units: Sequence[Unit], budget: int, tokenizer: Tokenizer) -> LayerResul
             if j >= hi:
                 break
         h = j
+    return lo, hi
+
+
+def _close_gap(counts: _Counts, budget: int, lo: int, hi: int) -> int:
+    """The smallest head that fits, from the bounds ``_steer`` left."""
     # Sub-additive counts (a joined text counting less than its parts) make the estimates
     # overshoot, so smaller h may never have been tried: nothing is discarded without a
     # verified count saying it must be. Try the next unit in; if it fits too, gallop.
     step = 1
     while lo < 0 and hi > 0:
         probe = max(hi - step, 0)
-        if layer_tokens(probe) <= budget:
+        if counts.layer_tokens(probe) <= budget:
             hi, step = probe, step * 2
         else:
             lo = probe
     # Close the remaining gap by bisection (fit is monotone in h for sane tokenizers).
     while hi - lo > 1 and lo >= 0:
         mid = (lo + hi) // 2
-        if layer_tokens(mid) <= budget:
+        if counts.layer_tokens(mid) <= budget:
             hi = mid
         else:
             lo = mid
-    h = hi
-    notes = drop_note(units, h, budget)
-    if h == n:
-        return LayerResult("", 0, n, n, [], notes=notes, drop_reason=REASON_HEAD)
-    kept = [render_at(i) for i in range(h, n)]
-    text = UNIT_SEPARATOR.join(kept)
-    return LayerResult(text, layer_tokens(h), h, n, kept, notes=notes, drop_reason=REASON_HEAD)
+    return hi

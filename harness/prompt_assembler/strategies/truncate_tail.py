@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from harness.prompt_assembler.render import parts as unit_parts
 from harness.prompt_assembler.strategies.layer import (
@@ -96,11 +97,7 @@ def trim_bytes(units: Sequence[Unit], max_bytes: int, bpt: int, budget: int) -> 
 
 
 def trim(units: Sequence[Unit], budget: int, tokenizer: Tokenizer) -> LayerResult:
-    """The general path: counts verified on the final text; see the module notes.
-
-    Over 60 lines on purpose: ``shrink`` and ``grow`` close over the one rendering and its
-    offsets, and the start-shrink-grow loop reads best as one sequence.
-    """
+    """The general path: counts verified on the final text; see the module notes."""
     n = len(units)
     count = tokenizer.count
     parts = [unit_parts(unit) for unit in units]
@@ -121,22 +118,65 @@ def trim(units: Sequence[Unit], budget: int, tokenizer: Tokenizer) -> LayerResul
     for text in rendered:
         starts.append(offset)
         offset += len(text) + len(UNIT_SEPARATOR)
+    cuts = _Cuts(parts, whole, starts, budget, tokenizer)
+    # Start where the budget ran out. A cut unit must show at least one character of its own
+    # text (else it is not in the text and cannot be kept): the marker then closes the unit
+    # before it, kept whole if it fits so.
+    cut = max(bisect.bisect_right(starts, len(prefix)) - 1, 0)
+    keep = min(max(len(prefix) - starts[cut] - len(parts[cut][0]), 0), len(parts[cut][1]))
+    marker_fits = False
+    while True:
+        fitted = cuts.shrink(cut, keep)
+        if fitted is None:
+            if marker_fits:
+                return empty(n, no_room_note(units, n, budget), REASON_NO_ROOM)
+            return empty(n, no_marker_note(n, budget), REASON_NO_MARKER)
+        cut, keep, tokens = cuts.grow(*fitted)
+        if keep or not parts[cut][1]:
+            break
+        marker_fits = True
+        if cut == 0:
+            return empty(n, no_room_note(units, n, budget), REASON_NO_ROOM)
+        cut, keep = cut - 1, len(parts[cut - 1][1])
+    layer_text = cuts.build(cut, keep)
+    opening, text, closing = parts[cut]
+    kept = [*rendered[:cut], f"{opening}{text[:keep]}{TRUNCATION_MARKER}{closing}"]
+    notes = truncate_note(units, cut, budget, keep == len(text))
+    return LayerResult(layer_text, tokens, 0, cut + 1, kept, True, notes, -1, REASON_AFTER_CUT)
 
-    def build(cut: int, keep: int) -> str:
-        opening, text, closing = parts[cut]
-        return f"{whole[: starts[cut]]}{opening}{text[:keep]}{TRUNCATION_MARKER}{closing}"
 
-    def shrink(cut: int, keep: int) -> tuple[int, int, int] | None:
+@dataclass(frozen=True, slots=True)
+class _Cuts:
+    """One layer's rendering and the ways ``trim`` tries a cut in it.
+
+    A cut is ``(cut, keep)``: units before ``cut`` whole, then ``keep`` characters of unit
+    ``cut``'s text, the marker and its closing tag.
+    """
+
+    parts: list[tuple[str, str, str]]
+    whole: str
+    starts: list[int]
+    """Characters before each unit's rendering, separators included."""
+    budget: int
+    tokenizer: Tokenizer
+
+    def build(self, cut: int, keep: int) -> str:
+        """The layer text of the cut ``(cut, keep)``."""
+        opening, text, closing = self.parts[cut]
+        return f"{self.whole[: self.starts[cut]]}{opening}{text[:keep]}{TRUNCATION_MARKER}{closing}"
+
+    def shrink(self, cut: int, keep: int) -> tuple[int, int, int] | None:
         """Shrink until the layer (marker included) fits, backing into earlier units if not
         even the cut unit's tags and marker fit; None if not even the marker fits."""
+        count, budget, parts = self.tokenizer.count, self.budget, self.parts
         while cut >= 0:
             text = parts[cut][1]
             while True:
-                tokens = count(build(cut, keep))
+                tokens = count(self.build(cut, keep))
                 if tokens <= budget or keep == 0:
                     break
                 kept_text = text[:keep]
-                shorter = tokenizer.truncate(
+                shorter = self.tokenizer.truncate(
                     kept_text, max(count(kept_text) - (tokens - budget), 0)
                 )
                 keep = min(len(shorter), keep - 1)
@@ -147,10 +187,11 @@ def trim(units: Sequence[Unit], budget: int, tokenizer: Tokenizer) -> LayerResul
                 keep = len(parts[cut][1])
         return None
 
-    def grow(cut: int, keep: int, tokens: int) -> tuple[int, int, int]:
+    def grow(self, cut: int, keep: int, tokens: int) -> tuple[int, int, int]:
         """Use room a non-additive tokenizer left: a few bounded steps, each verified. Only a
         window after the cut is re-tokenized, never the whole (possibly huge) unit text.
         Entering the next unit with nothing of it shown is only a step, never a result."""
+        count, budget, parts = self.tokenizer.count, self.budget, self.parts
         best = (cut, keep, tokens)
         steps = 0
         while steps < _GROW_STEPS:
@@ -159,9 +200,9 @@ def trim(units: Sequence[Unit], budget: int, tokenizer: Tokenizer) -> LayerResul
             if room <= 0:
                 break
             if keep == len(text):
-                if cut + 1 >= n:
+                if cut + 1 >= len(parts):
                     break
-                entered = count(build(cut + 1, 0))
+                entered = count(self.build(cut + 1, 0))
                 if entered > budget:
                     break
                 cut, keep, tokens = cut + 1, 0, entered
@@ -172,37 +213,12 @@ def trim(units: Sequence[Unit], budget: int, tokenizer: Tokenizer) -> LayerResul
                 continue
             steps += 1
             window = text[: keep + (room + 1) * _WINDOW_CHARS_PER_TOKEN]
-            longer = len(tokenizer.truncate(window, count(text[:keep]) + room))
+            longer = len(self.tokenizer.truncate(window, count(text[:keep]) + room))
             if longer <= keep:
                 break
-            grown = count(build(cut, longer))
+            grown = count(self.build(cut, longer))
             if grown > budget:
                 break
             keep, tokens = longer, grown
             best = (cut, keep, tokens)
         return best
-
-    # Start where the budget ran out. A cut unit must show at least one character of its own
-    # text (else it is not in the text and cannot be kept): the marker then closes the unit
-    # before it, kept whole if it fits so.
-    cut = max(bisect.bisect_right(starts, len(prefix)) - 1, 0)
-    keep = min(max(len(prefix) - starts[cut] - len(parts[cut][0]), 0), len(parts[cut][1]))
-    marker_fits = False
-    while True:
-        fitted = shrink(cut, keep)
-        if fitted is None:
-            if marker_fits:
-                return empty(n, no_room_note(units, n, budget), REASON_NO_ROOM)
-            return empty(n, no_marker_note(n, budget), REASON_NO_MARKER)
-        cut, keep, tokens = grow(*fitted)
-        if keep or not parts[cut][1]:
-            break
-        marker_fits = True
-        if cut == 0:
-            return empty(n, no_room_note(units, n, budget), REASON_NO_ROOM)
-        cut, keep = cut - 1, len(parts[cut - 1][1])
-    layer_text = build(cut, keep)
-    opening, text, closing = parts[cut]
-    kept = [*rendered[:cut], f"{opening}{text[:keep]}{TRUNCATION_MARKER}{closing}"]
-    notes = truncate_note(units, cut, budget, keep == len(text))
-    return LayerResult(layer_text, tokens, 0, cut + 1, kept, True, notes, -1, REASON_AFTER_CUT)

@@ -99,72 +99,82 @@ def explain(
     """The ``InstructionStoreError`` for ``exc`` raised while reading the database ``name``.
 
     ``name`` is already redacted; the driver's text is quoted where it helps, and the whole
-    message is scrubbed of ``secrets`` (``passwords_of(url)``). Over 60 lines on purpose: one
-    flat branch per kind of failure, most specific first (asyncpg's classes nest), keeps every
-    user-facing sentence in one place.
+    message is scrubbed of ``secrets`` (``passwords_of(url)``). The sentences live in two flat
+    branch lists, most specific first (asyncpg's classes nest): what the server refused, then
+    how the connection failed.
     """
-    where = f"instructions database {name!r}"
     text = str(exc) or type(exc).__name__
+    advice = _refusal_advice(exc, text)
+    if advice is None:
+        advice = _connection_advice(exc, text, timeout)
+    return InstructionStoreError(scrub(f"instructions database {name!r} {advice}", secrets))
+
+
+def _refusal_advice(exc: BaseException, text: str) -> str | None:
+    """What to do when the server answered but refused (login, database, table, grant)."""
     if isinstance(exc, asyncpg.InvalidPasswordError):
-        advice = (
+        return (
             f"refused the login ({text}): check the user and password in the URL (or "
             "PGPASSWORD / ~/.pgpass), and that the server's pg_hba.conf lets this user in"
         )
-    elif isinstance(exc, asyncpg.InvalidAuthorizationSpecificationError):
-        advice = (
+    if isinstance(exc, asyncpg.InvalidAuthorizationSpecificationError):
+        return (
             f"refused the login ({text}): connect as a role that exists and may log in, "
             "or create it (CREATE ROLE ... LOGIN)"
         )
-    elif isinstance(exc, asyncpg.InvalidCatalogNameError):
+    if isinstance(exc, asyncpg.InvalidCatalogNameError):
         found = _DATABASE_NAME.search(text)
         database = f"database {found.group('name')!r}" if found else "the database"
-        advice = (
+        return (
             f"cannot be opened: {database} does not exist on that server: create it "
             "(createdb) or fix the database name in the URL"
         )
-    elif isinstance(exc, asyncpg.UndefinedTableError):
-        advice = (
+    if isinstance(exc, asyncpg.UndefinedTableError):
+        return (
             "has no agent_instructions table: create it with await "
             "harness.instruction_files.create_schema(url) (the SQL is "
             "harness.instruction_files.POSTGRES_SCHEMA_SQL) or run the migration that owns it"
         )
-    elif isinstance(exc, asyncpg.UndefinedColumnError):
-        advice = (
+    if isinstance(exc, asyncpg.UndefinedColumnError):
+        return (
             f"has an agent_instructions table without the expected columns ({text}): it "
             "needs project_id, agent_slug, content and updated_at (see "
             "harness.instruction_files.POSTGRES_SCHEMA_SQL)"
         )
-    elif isinstance(exc, asyncpg.InsufficientPrivilegeError):
-        advice = (
+    if isinstance(exc, asyncpg.InsufficientPrivilegeError):
+        return (
             f"refused the read ({text}): GRANT SELECT ON agent_instructions to the role in the URL"
         )
-    elif isinstance(exc, asyncpg.QueryCanceledError | TimeoutError | asyncio.TimeoutError):
-        advice = (
+    return None
+
+
+def _connection_advice(exc: BaseException, text: str, timeout: float) -> str:
+    """What to do when the server was slow, unreachable, misaddressed or went away."""
+    if isinstance(exc, asyncpg.QueryCanceledError | TimeoutError | asyncio.TimeoutError):
+        return (
             f"did not answer within {timeout:g}s (database_timeout): retry once the server "
             "is less busy (or a lock on agent_instructions is released), or raise "
             "instruction_files.database_timeout"
         )
-    elif isinstance(exc, socket.gaierror):
-        advice = (
+    if isinstance(exc, socket.gaierror):
+        return (
             f"cannot be reached: its host name does not resolve ({text}): fix the host in the URL"
         )
-    elif isinstance(exc, ConnectionRefusedError | FileNotFoundError):
-        advice = (
+    if isinstance(exc, ConnectionRefusedError | FileNotFoundError):
+        return (
             "cannot be reached: the connection was refused (no server listening there): "
             "start PostgreSQL, or fix the host, port or socket directory in the URL"
         )
-    elif isinstance(exc, asyncpg.ClientConfigurationError | ValueError):
-        advice = (
+    if isinstance(exc, asyncpg.ClientConfigurationError | ValueError):
+        return (
             f"is not a usable PostgreSQL URL ({text}): write it as "
             "postgresql://user:password@host:port/database"
         )
-    elif isinstance(exc, asyncpg.CannotConnectNowError | asyncpg.TooManyConnectionsError):
-        advice = f"is not accepting connections now ({text}): retry shortly"
-    elif isinstance(exc, asyncpg.ConnectionDoesNotExistError | ConnectionError | OSError):
-        advice = (
+    if isinstance(exc, asyncpg.CannotConnectNowError | asyncpg.TooManyConnectionsError):
+        return f"is not accepting connections now ({text}): retry shortly"
+    if isinstance(exc, asyncpg.ConnectionDoesNotExistError | ConnectionError | OSError):
+        return (
             f"lost the connection ({type(exc).__name__}: {text}): check that the server is "
             "up and reachable, then retry"
         )
-    else:
-        advice = f"could not be read ({type(exc).__name__}: {text}): check the server's log"
-    return InstructionStoreError(scrub(f"{where} {advice}", secrets))
+    return f"could not be read ({type(exc).__name__}: {text}): check the server's log"
