@@ -2,6 +2,7 @@
 
     python benchmarks/discovery.py            # 20,000+ directories (the issue's size)
     python benchmarks/discovery.py --quick    # a small tree, a few seconds
+    python benchmarks/discovery.py --tree ~/src/biome   # an existing checkout, left unchanged
 
 The tree (generated in a temporary directory, removed afterwards): a root ``AGENTS.md`` and
 ``.gitignore``; ``packages/`` with ``--dirs`` source directories spread over a few hundred
@@ -16,10 +17,16 @@ Rows:
 - ``harness cold load``: ``InstructionFiles.load`` with an empty cache (walk, reads, decode).
 - ``harness warm load``: the same call answered by the cache (no file read; the workspace path
   is resolved).
+- ``reload, 1 file``: one instruction file edited (on a ``--tree``, left as it is), then
+  ``invalidate(that file)`` and ``load``: the incremental reload (its directory is listed and
+  read again, the rest comes from the snapshot of the previous walk). Goal: at most 0.05x
+  the cold load.
+- ``reload, .gitignore``: the same for a nested ``.gitignore`` (its subtree is walked again).
 - ``GNU find``: ``find`` with the same prunes (``.git``, the vendored names, the gitignored
   names) listing the same files.
 - ``GNU find, 6 prunes``: find with only the prunes this particular tree needs (fewer ``-name``
   tests per entry; no real tool knows them in advance), for a conservative comparison.
+- ``GNU find, .git only`` (``--tree``): find pruning only ``.git``, as one would type it.
 - ``fdfind``: fd honouring the same ``.gitignore`` files, with the vendored names excluded
   (shown when installed; Debian package ``fd-find``).
 - ``harness scoped cold``: ``load(..., targets=[one file in the deepest source directory])``
@@ -29,7 +36,9 @@ Rows:
 
 Each figure is the median wall time of several runs after one warm-up run (the page cache is
 warm for every tool alike: "cold" means the harness cache is empty). The file lists of every
-tool are compared before timing; a mismatch aborts the benchmark.
+tool are compared before timing; a mismatch aborts the benchmark. With ``--tree`` find cannot
+know the tree's ``.gitignore`` files (it prunes ``.git`` and the vendored names only), so it
+may list more files: the counts are printed instead, and the comparison is of the work.
 """
 
 from __future__ import annotations
@@ -44,6 +53,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -134,18 +145,24 @@ def generate(root: Path, *, dirs: int, packages: int, git_dirs: int, node_packag
 
 
 def find_command(
-    root: Path, settings: InstructionFilesSettings, *, minimal: bool = False
+    root: Path,
+    settings: InstructionFilesSettings,
+    *,
+    minimal: bool = False,
+    pruned: tuple[str, ...] = (*GITIGNORED, NESTED_IGNORED),
+    vendored: tuple[str, ...] | None = None,
 ) -> list[str]:
     """GNU find with the harness's prunes, listing the instruction files.
 
     ``minimal``: only the prunes this tree actually needs (a find that knows the tree in
     advance, as no real tool can), to show the margin does not come from find's -name count.
     """
-    vendored = ("node_modules",) if minimal else settings.vendored
+    if vendored is None:
+        vendored = ("node_modules",) if minimal else settings.vendored
     prunes: list[str] = []
-    for name in (".git", *vendored, *GITIGNORED, NESTED_IGNORED):
+    for name in (".git", *vendored, *pruned):
         prunes += ["-name", name, "-o"]
-    prunes += ["-path", str(root / "tmp")]
+    prunes += ["-path", str(root / "tmp")]  # the generated tree's /tmp/ (absent elsewhere)
     names: list[str] = []
     for name in settings.names:
         names += ["-name", name, "-o"]
@@ -192,43 +209,89 @@ def deepest_target(root: Path) -> str:
     return f"{deepest}/new_module.ts"
 
 
+Edit = Callable[[], Path]  # makes one edit (or none, on a --tree) and returns the path
+
+
+def edits(root: Path, paths: set[str], *, write: bool) -> dict[str, Edit]:
+    """The reload rows: the deepest instruction file, and the deepest nested ``.gitignore``
+    above an instruction file (rewritten with alternating content when ``write``)."""
+    rows: dict[str, Edit] = {}
+    deepest = max(paths, key=lambda rel: (rel.count("/"), rel), default=None)
+    if deepest is not None:
+        target = root / deepest
+        original = target.read_bytes()
+        flip = [False]
+
+        def edit_file() -> Path:
+            if write:
+                flip[0] = not flip[0]
+                target.write_bytes(original + (b"edited\n" if flip[0] else b""))
+            return target
+
+        rows["reload, 1 file"] = edit_file
+    ignores = [
+        rel
+        for rel in (str(Path(p).parent / ".gitignore") for p in paths)
+        if "/" in rel and (root / rel).is_file()
+    ]
+    for parent in (Path(p).parent for p in sorted(paths, key=lambda p: -p.count("/"))):
+        if not ignores and parent != Path(".") and (root / parent / ".gitignore").is_file():
+            ignores.append(str(parent / ".gitignore"))
+    if ignores:
+        gitignore = root / max(ignores, key=lambda rel: rel.count("/"))
+        rows["reload, .gitignore"] = lambda: gitignore  # content unchanged: same work
+    return rows
+
+
 async def measure(
     root: Path,
     settings: InstructionFilesSettings,
     peers: dict[str, list[str]],
     repeat: int,
     warm_repeat: int,
-    target: str,
+    *,
+    write: bool,
+    target: str | None = None,
 ) -> tuple[dict[str, float], set[str]]:
     """Median seconds per row; rounds interleave the tools so machine noise hits all alike."""
     files = InstructionFiles(settings)
-    scoped = "harness scoped cold"
-    samples: dict[str, list[float]] = {
-        "harness cold load": [],
-        scoped: [],
-        **{name: [] for name in peers},
-    }
+    cold_row, scoped = "harness cold load", "harness scoped cold"
     async with Supervisor([files.child_spec()]):
         paths = {source.path for source in await files.load(root, agent="bench")}
-        found = await files.load(root, agent="bench", targets=[target])
-        on_chain = [p for p in sorted(paths) if (posixpath.dirname(p) or ".") in found.chain]
-        if sorted(source.path for source in found) != on_chain or len(found.chain) < 3:
-            raise AssertionError(f"scoped load != the full walk on its chain: {found.chain}")
+        reloads = edits(root, paths, write=write)
+        scoped_rows = [scoped] if target is not None else []
+        if target is not None:
+            found = await files.load(root, agent="bench", targets=[target])
+            on_chain = [p for p in sorted(paths) if (posixpath.dirname(p) or ".") in found.chain]
+            if sorted(source.path for source in found) != on_chain or len(found.chain) < 3:
+                raise AssertionError(f"scoped load != the full walk on its chain: {found.chain}")
+        rows = (cold_row, *scoped_rows, *reloads, *peers)
+        samples: dict[str, list[float]] = {name: [] for name in rows}
         for command in peers.values():  # warm-up: page cache and binaries
             await anyio.to_thread.run_sync(timed_run, command)
         for round_number in range(repeat):
-            order = ["harness cold load", scoped, *peers]
+            order = list(rows)
             shift = round_number % len(order)
             for name in order[shift:] + order[:shift]:
-                if name in ("harness cold load", scoped):
+                if name in (cold_row, scoped):
                     files.invalidate()
                     start = time.perf_counter()
                     await files.load(
-                        root, agent="bench", targets=[target] if name == scoped else ()
+                        root, agent="bench", targets=[target] if name == scoped and target else ()
                     )
-                    samples[name].append(time.perf_counter() - start)
+                elif name in reloads:
+                    await files.load(root, agent="bench")  # a snapshot to reload from
+                    path = reloads[name]()
+                    start = time.perf_counter()
+                    files.invalidate(path)
+                    await files.load(root, agent="bench")
                 else:
                     samples[name].append(await anyio.to_thread.run_sync(timed_run, peers[name]))
+                    continue
+                samples[name].append(time.perf_counter() - start)
+        files.invalidate()
+        if {source.path for source in await files.load(root, agent="bench")} != paths:
+            raise AssertionError("the reloads changed which files are found")
 
         # Warm: the cache answers (the workspace path is still resolved).
         cached = await files.load(root, agent="bench")
@@ -248,13 +311,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dirs", type=int, help="source directories (default 20000)")
     parser.add_argument("--repeat", type=int, help="timed runs per tool (median reported)")
     parser.add_argument("--keep", action="store_true", help="keep the generated tree")
+    parser.add_argument(
+        "--tree", type=Path, help="an existing checkout instead of the generated tree (unchanged)"
+    )
     args = parser.parse_args(argv)
-    dirs = args.dirs or (2000 if args.quick else 20000)
     repeat = args.repeat or (5 if args.quick else 11)
+    settings = InstructionFilesSettings()
+    if args.tree is not None:
+        root = args.tree.resolve()
+        made = sum(1 for _ in os.walk(root))
+        print(f"existing tree {root}: {made} directories (os.walk, .git included)")
+        peers = {
+            "GNU find": find_command(root, settings, pruned=()),
+            "GNU find, .git only": find_command(root, settings, pruned=(), vendored=()),
+        }
+        return report(root, settings, peers, repeat, write=False, exact=False)
+    dirs = args.dirs or (2000 if args.quick else 20000)
     packages = max(10, dirs // 50)
     git_dirs = 600 if args.quick else 3000
     node_packages = 500 if args.quick else 3000
-    settings = InstructionFilesSettings()
 
     tmp = Path(tempfile.mkdtemp(prefix="harness-bench-")).resolve()
     root = tmp / "monorepo"
@@ -272,51 +347,81 @@ def main(argv: list[str] | None = None) -> int:
             "GNU find": find_command(root, settings),
             "GNU find, 6 prunes": find_command(root, settings, minimal=True),
         }
-        fd = fd_command(root, settings)
-        if fd is not None:
-            peers["fdfind"] = fd
-        target = deepest_target(root)
-        medians, paths = anyio.run(measure, root, settings, peers, repeat, 20000, target)
-        for name, command in peers.items():
-            other = listed(command, root)
-            if other != paths:
-                print(f"MISMATCH harness vs {name}: {sorted(other ^ paths)[:10]}", file=sys.stderr)
-                return 1
-
-        cold, warm, find_time = (
-            medians["harness cold load"],
-            medians["harness warm load"],
-            medians["GNU find"],
+        return report(
+            root, settings, peers, repeat, write=True, exact=True, target=deepest_target(root)
         )
-        fd_time = medians.get("fdfind")
-        peer_names = " and ".join(peers)
-        print(f"\n{len(paths)} instruction files; {peer_names} list exactly the same files")
-        print(f"median of {repeat} interleaved runs (warm: mean of 20,000 loads)\n")
-        print(f"{'what':<20} {'time ms':>10} {'vs find':>9} {'vs fd':>9}")
-        for name in ("harness cold load", "harness warm load", "harness scoped cold", *peers):
-            seconds = medians[name]
-            vs_fd = f"{seconds / fd_time:8.2f}x" if fd_time else "        -"
-            print(f"{name:<20} {seconds * 1000:>10.3f} {seconds / find_time:>8.2f}x {vs_fd}")
-        print(f"\ncold / find = {cold / find_time:.2f}  (target <= 0.75)")
-        minimal = medians["GNU find, 6 prunes"]
-        print(f"cold / find with only the 6 prunes this tree needs = {cold / minimal:.2f}")
-        if fd_time:
-            print(f"cold / fd   = {cold / fd_time:.2f}  (target <= 1.5)")
-        else:
-            print("cold / fd   = -     (fdfind not installed: apt-get install fd-find)")
-        print(f"cold / warm = {cold / warm:,.0f}  (target >= 1000; a hit reads no file and")
-        print("              resolves the workspace path)")
-        scoped = medians["harness scoped cold"]
-        print(f"\nscoped: one target, {target.count('/') + 1} directories deep ({target})")
-        print(f"full cold / scoped cold = {cold / scoped:,.0f}  (target >= 100)")
-        if fd_time:
-            print(f"fdfind (whole tree) / scoped cold = {fd_time / scoped:,.0f}")
-        return 0
     finally:
         if args.keep:
             print(f"tree kept at {root}")
         else:
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+def report(
+    root: Path,
+    settings: InstructionFilesSettings,
+    peers: dict[str, list[str]],
+    repeat: int,
+    *,
+    write: bool,
+    exact: bool,
+    target: str | None = None,
+) -> int:
+    """Measure, check the lists, print the table and the ratios."""
+    fd = fd_command(root, settings)
+    if fd is not None:
+        peers["fdfind"] = fd
+    run = partial(measure, write=write, target=target)
+    medians, paths = anyio.run(run, root, settings, peers, repeat, 20000)
+    for name, command in peers.items():
+        other = listed(command, root)
+        if other != paths:
+            if exact or not paths <= other:
+                print(f"MISMATCH harness vs {name}: {sorted(other ^ paths)[:10]}", file=sys.stderr)
+                return 1
+            print(f"{name} lists {len(other)} files (it does not read .gitignore files)")
+    cold, warm, find_time = (
+        medians["harness cold load"],
+        medians["harness warm load"],
+        medians["GNU find"],
+    )
+    fd_time = medians.get("fdfind")
+    print(f"\n{len(paths)} instruction files found by the harness")
+    print(f"median of {repeat} interleaved runs (warm: mean of 20,000 loads)\n")
+    print(f"{'what':<20} {'time ms':>10} {'vs find':>9} {'vs fd':>9} {'vs cold':>9}")
+    rows = [name for name in medians if name != "harness warm load"]
+    rows.insert(1, "harness warm load")
+    for name in rows:
+        seconds = medians[name]
+        vs_fd = f"{seconds / fd_time:8.2f}x" if fd_time else "        -"
+        print(
+            f"{name:<20} {seconds * 1000:>10.3f} {seconds / find_time:>8.2f}x {vs_fd} "
+            f"{seconds / cold:>8.3f}x"
+        )
+    print(f"\ncold / find = {cold / find_time:.2f}  (target <= 0.75)")
+    if "GNU find, 6 prunes" in medians:
+        minimal = medians["GNU find, 6 prunes"]
+        print(f"cold / find with only the 6 prunes this tree needs = {cold / minimal:.2f}")
+    if "GNU find, .git only" in medians:
+        bare = medians["GNU find, .git only"]
+        print(f"cold / find pruning only .git = {cold / bare:.2f}")
+    if fd_time:
+        print(f"cold / fd   = {cold / fd_time:.2f}  (target <= 1.5)")
+    else:
+        print("cold / fd   = -     (fdfind not installed: apt-get install fd-find)")
+    print(f"cold / warm = {cold / warm:,.0f}  (target >= 1000; a hit reads no file and")
+    print("              resolves the workspace path)")
+    for name in ("reload, 1 file", "reload, .gitignore"):
+        if name in medians:
+            goal = "  (goal <= 0.05)" if name == "reload, 1 file" else ""
+            print(f"{name} / cold = {medians[name] / cold:.3f}{goal}")
+    if target is not None:
+        scoped = medians["harness scoped cold"]
+        print(f"\nscoped: one target, {target.count('/') + 1} directories deep ({target})")
+        print(f"full cold / scoped cold = {cold / scoped:,.0f}  (target >= 100)")
+        if fd_time:
+            print(f"fdfind (whole tree) / scoped cold = {fd_time / scoped:,.0f}")
+    return 0
 
 
 if __name__ == "__main__":

@@ -23,6 +23,7 @@ from anyio.abc import TaskStatus
 from cachetools import Cache, LRUCache, TTLCache
 
 from harness.errors import HarnessError
+from harness.instruction_files.incremental import Base
 from harness.instruction_files.models import InstructionSet
 
 __all__ = ["CacheKey", "CacheTable", "CacheTask", "CacheTaskCrashed"]
@@ -33,6 +34,8 @@ CacheKey = tuple[str, str | None, str, tuple[str, ...] | None]
 """(resolved workspace, project_id, agent, the directories on the targets' chains or None for
 the full walk)."""
 
+SNAPSHOTS = 16  # workspaces whose last walk is kept for incremental reloads
+
 
 class CacheTaskCrashed(HarnessError, RuntimeError):
     """The cache task was told to crash (used to exercise the supervisor's restart)."""
@@ -42,18 +45,26 @@ class CacheTaskCrashed(HarnessError, RuntimeError):
 class CacheTable:
     """What one life of the cache task owns.
 
-    ``entries`` maps (resolved workspace, project_id, agent, chain directories) to the
-    loaded set.
+    ``entries`` maps (resolved workspace, project_id, agent, chain directories or None for a
+    full walk) to the loaded set; ``snapshots`` maps a resolved workspace to the snapshot of
+    its last full walk and the paths invalidated since
+    (``harness.instruction_files.incremental``): at most ``SNAPSHOTS`` workspaces (a snapshot
+    of a big tree weighs a few megabytes), least recently stored out.
     """
 
     entries: Cache[CacheKey, InstructionSet]
+    snapshots: Cache[str, Base]
 
     @classmethod
     def create(cls, maxsize: int, ttl: float | None) -> CacheTable:
         entries: Cache[CacheKey, InstructionSet] = (
             LRUCache(maxsize=maxsize) if ttl is None else TTLCache(maxsize=maxsize, ttl=ttl)
         )
-        return cls(entries=entries)
+        kept = min(maxsize, SNAPSHOTS)
+        snapshots: Cache[str, Base] = (
+            LRUCache(maxsize=kept) if ttl is None else TTLCache(maxsize=kept, ttl=ttl)
+        )
+        return cls(entries=entries, snapshots=snapshots)
 
 
 @dataclass(slots=True)

@@ -110,6 +110,7 @@ class _Walk(DirectoryWalk):
         self.max_bytes = settings.max_bytes
         self.found: list[_Found] = []
         self.shadowing: dict[str, list[str]] = {}  # chosen file -> the files it shadows
+        self.linked: set[str] = set()  # directories whose chosen candidate was a symlink
         self.pins = Pins()
         self.symlinks = SymlinkPolicy(root, self.prune, gitignores=gitignores, base=self.base)
         self.door = ImportDoor(self.symlinks, cap=settings.max_bytes)  # for @path imports
@@ -163,6 +164,7 @@ class _Walk(DirectoryWalk):
                 mode = entry.stat(follow_symlinks=False).st_mode
                 self.warn(file_rel, f"skipped: {kind_of(mode)}, not a regular file")
                 return None
+            self.linked.add(file_rel.rpartition("/")[0])  # depends on what it points to
             problem = too_long(length)
             if problem is not None:
                 raise problem
@@ -252,7 +254,8 @@ def walk_workspace(
         walk.warnings.extend(scope.warnings)
     try:
         walk.run(1 if scope is not None else settings.walk_threads or default_threads())
-        found = _assemble(walk)  # (imports read through the walk's symlink policy)
+        found = _assemble(walk.found, walk.warnings, walk.shadowing, walk.door)  # (imports:
+        # read through the walk's symlink policy, so before it is released)
     finally:
         walk.release()
     if scope is None:
@@ -261,12 +264,18 @@ def walk_workspace(
     return dataclasses.replace(found, targets=scope.targets, chain=chain)
 
 
-def _assemble(walk: _Walk) -> InstructionSet:
-    """Sort what the threads found, drop second paths to one file, and decode."""
+def _assemble(
+    found_files: Sequence[_Found],
+    walk_warnings: Sequence[tuple[str, str]],
+    shadowing: dict[str, list[str]],
+    door: ImportDoor,
+) -> InstructionSet:
+    """Sort what the threads found, drop second paths to one file, decode, and expand
+    ``@path`` imports through ``door`` (its walk must not be released yet)."""
     sources: list[InstructionSource] = []
     first_path: dict[Identity, str] = {}
-    warnings = list(walk.warnings)
-    for found in sorted(walk.found, key=lambda item: (item.depth, item.rel)):
+    warnings = list(walk_warnings)
+    for found in sorted(found_files, key=lambda item: (item.depth, item.rel)):
         rel = display_path(found.rel)
         identity = found.identity
         first = first_path.get(identity)
@@ -284,7 +293,7 @@ def _assemble(walk: _Walk) -> InstructionSet:
             warnings.append((found.rel, "skipped: empty or whitespace-only"))
             continue
         warnings.extend((found.rel, note) for note in altered)
-        content, imports, notes = expand_file(walk.door, found.rel, content)
+        content, imports, notes = expand_file(door, found.rel, content)
         warnings.extend((found.rel, note) for note in notes)
         digest = hashlib.sha256(found.data).hexdigest()
         sources.append(
@@ -303,15 +312,15 @@ def _assemble(walk: _Walk) -> InstructionSet:
         sources=tuple(sources),
         warnings=tuple(
             # printable: a reason may quote the workspace (a .gitignore line, say)
-            f"{display_path(path)}: {printable(reason)}{_shadow_note(walk, path, reason)}"
+            f"{display_path(path)}: {printable(reason)}{_shadow_note(shadowing, path, reason)}"
             for path, reason in warnings
         ),
     )
 
 
-def _shadow_note(walk: _Walk, rel: str, reason: str) -> str:
+def _shadow_note(shadowing: dict[str, list[str]], rel: str, reason: str) -> str:
     """For a rejected file that was chosen over others in its directory: which went unread."""
-    shadowed = walk.shadowing.get(rel)
+    shadowed = shadowing.get(rel)
     if not shadowed or not reason.startswith("skipped"):
         return ""
     names = ", ".join(display_path(other) for other in shadowed)

@@ -27,14 +27,11 @@ cached when the store allowed it for the whole read (``cache_rows`` true at its 
 from __future__ import annotations
 
 import copy
-import dataclasses
-import functools
 import logging
 import os
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 
 import anyio
@@ -42,12 +39,12 @@ from anyio.abc import TaskStatus
 
 from harness.errors import ArgumentError, StateError
 from harness.instruction_files.cache import CacheKey, CacheTable, CacheTask
-from harness.instruction_files.discovery import walk_workspace
+from harness.instruction_files.incremental import Base, Snapshot, add_dirt, located, reusable
 from harness.instruction_files.models import InstructionSet
 from harness.instruction_files.scoping import Targets, named, scope_for
 from harness.instruction_files.settings import InstructionFilesSettings
-from harness.instruction_files.stores import InstructionStore, StoreRead, open_store
-from harness.instruction_files.stores.sqlite import source_path
+from harness.instruction_files.sources import read_sources
+from harness.instruction_files.stores import InstructionStore, open_store
 from harness.runtime import ChildSpec
 from harness.workspace import resolve_workspace
 from harness.workspace.targets import Scope
@@ -78,6 +75,8 @@ class _Read:
     error: Exception | None = None
     abandoned: bool = False  # the leading load was cancelled: waiters start over
     scope: Scope | None = None  # a scoped read: the chains to walk
+    base: Base | None = None  # the workspace's snapshot to reload from, and its dirt
+    epoch: int = 0  # invalidate's epoch when the read started: its snapshot is kept if unchanged
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,12 +88,6 @@ class ResolvedWorkspace:
     path: str
     epoch: int
     given: str | None = None  # the absolute path it was given by (for absolute targets)
-
-
-@dataclass(slots=True)
-class _Walked:
-    result: InstructionSet | None = None
-    error: Exception | None = None
 
 
 def _is_within(path: str, directory: str) -> bool:
@@ -305,7 +298,11 @@ class InstructionFiles:
                         return hit
                 read = self._inflight.get(key)
                 if read is None:
-                    read = _Read(key, table, revoked=epoch != self._epoch, scope=scope)
+                    read = _Read(
+                        key, table, revoked=epoch != self._epoch, scope=scope, epoch=self._epoch
+                    )
+                    if table is not None and scope is None:  # scoped reads walk chains only
+                        read.base = reusable(table.snapshots.get(key[0]), self._settings)
                     if project_id is not None and store is not None:
                         read.generation = self._generation
                         read.cacheable = store.cache_rows
@@ -335,7 +332,7 @@ class InstructionFiles:
 
     async def _lead(self, read: _Read) -> InstructionSet:
         try:
-            result = await self._read_sources(read.key, read.scope)
+            result, snapshot = await self._read_sources(read.key, read.scope, read.base)
         except BaseException as exc:
             with self._lock:
                 if self._inflight.get(read.key) is read:
@@ -352,65 +349,19 @@ class InstructionFiles:
             if self._may_cache(read):
                 assert self._table is not None
                 self._table.entries[read.key] = result
+            table = self._table
+            fresh = not read.revoked and self._epoch == read.epoch
+            if snapshot is not None and table is not None and table is read.table and fresh:
+                # No invalidate since the read began: the snapshot is as fresh as the result.
+                table.snapshots[read.key[0]] = (snapshot, frozenset())
         read.result = result
         read.done.set()
         return result
 
-    async def _read_sources(self, key: CacheKey, scope: Scope | None) -> InstructionSet:
-        """Walk the tree or ``scope``'s chains (worker thread) and read the row concurrently."""
-        root, project_id, agent, _ = key
-        observed_at = datetime.now(UTC)
-        run = walk_workspace if scope is None else functools.partial(walk_workspace, scope=scope)
-        stop = threading.Event()
-        walked = _Walked()
-
-        async def walk() -> None:
-            try:
-                walked.result = await anyio.to_thread.run_sync(
-                    run, root, self._settings, stop, abandon_on_cancel=True
-                )
-            except Exception as exc:
-                walked.error = exc
-
-        row = StoreRead(None)
-        store = self._store
-        try:
-            if project_id is None:
-                await walk()
-            elif store is None:
-                await walk()
-                row = StoreRead(
-                    None,
-                    (
-                        f"{source_path(project_id, agent)}: not loaded: no database is "
-                        "configured (pass database= to InstructionFiles or Harness)",
-                    ),
-                )
-            else:
-                failure: Exception | None = None
-                async with anyio.create_task_group() as group:
-                    group.start_soon(walk)
-                    try:
-                        row = await store.read(project_id, agent)
-                    except Exception as exc:  # raised below, unwrapped by the task group
-                        failure = exc
-                        stop.set()
-                        group.cancel_scope.cancel()
-                if failure is not None:
-                    raise failure
-        finally:
-            stop.set()  # an abandoned walk thread (cancelled load) stops soon after
-        if walked.error is not None:
-            raise walked.error
-        assert walked.result is not None
-        files = walked.result
-        sources = files.sources
-        if row.source is not None:
-            sources = (*sources, dataclasses.replace(row.source, version=row.updated_at))
-        warnings = (*files.warnings, *row.warnings)
-        return dataclasses.replace(
-            files, sources=sources, warnings=warnings, observed_at=observed_at
-        )
+    async def _read_sources(
+        self, key: CacheKey, scope: Scope | None, base: Base | None
+    ) -> tuple[InstructionSet, Snapshot | None]:
+        return await read_sources(key, self._settings, self._store, scope=scope, base=base)
 
     # -- StoreEvents: what the store's companions report -----------------------------------
 
@@ -432,17 +383,21 @@ class InstructionFiles:
         with self._lock:
             self._drop_locked(matches)
 
-    def _drop_locked(self, matches: Callable[[CacheKey], bool]) -> None:
+    def _drop_locked(self, matches: Callable[[CacheKey], bool], *, forget: bool = True) -> None:
         """Drop matching entries and revoke matching in-flight reads (under the lock). The
-        epoch is ``invalidate``'s business (it guards path resolution; rows do not need it)."""
+        epoch is ``invalidate``'s business (it guards path resolution; rows do not need it).
+        ``forget``: their workspaces' snapshots too (``invalidate(path)`` keeps them, dirty)."""
+        dropped = [key for key in self._inflight if matches(key)]
         table = self._table
         if table is not None:
-            for key in [key for key in list(table.entries.keys()) if matches(key)]:
+            keys = [key for key in list(table.entries.keys()) if matches(key)]
+            for key in keys:
                 table.entries.pop(key, None)
-        for key, read in list(self._inflight.items()):
-            if matches(key):
-                read.revoked = True
-                del self._inflight[key]
+            if forget:
+                for key in (*keys, *dropped):
+                    table.snapshots.pop(key[0], None)
+        for key in dropped:
+            self._inflight.pop(key).revoked = True
 
     # -- invalidate ---------------------------------------------------------------------------
 
@@ -457,7 +412,8 @@ class InstructionFiles:
 
         ``workspace`` matches the entries of that workspace and also of any cached workspace
         that contains it or lies inside it, so a path a file watcher reports (an edited
-        ``pkg/AGENTS.md``, its directory) reaches every set it can be part of.
+        ``pkg/AGENTS.md``, its directory) reaches every set it can be part of; the next load
+        re-reads only what that path can change (``harness.instruction_files.incremental``).
 
         Synchronous and safe from any thread. In-flight reads of matching keys are revoked:
         they still answer the loads already waiting on them, but are not cached, and later
@@ -469,8 +425,10 @@ class InstructionFiles:
         if agent is not None:
             _check_name("agent", agent)
         real: str | None = None
+        places: set[str] = set()
         if workspace is not None:
             real = os.path.realpath(os.fspath(workspace))  # keys are resolved workspaces
+            places = {real, located(os.fspath(workspace))}  # the path itself, if a symlink
 
         def related(resolved: str) -> bool:
             # The workspace itself, one that contains the path (a file or directory inside it,
@@ -491,8 +449,13 @@ class InstructionFiles:
             if workspace is None and project_id is None and agent is None:
                 if self._table is not None:
                     self._table.entries.clear()
+                    self._table.snapshots.clear()
                 for read in self._inflight.values():
                     read.revoked = True
                 self._inflight.clear()
-            else:
+            elif not places:
                 self._drop_locked(matches)
+            else:
+                self._drop_locked(matches, forget=False)
+                if self._table is not None:
+                    add_dirt(self._table.snapshots, places)

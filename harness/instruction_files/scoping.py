@@ -21,11 +21,14 @@ from __future__ import annotations
 import dataclasses
 import functools
 import os
+import threading
 from collections.abc import Iterable, Sequence
 
 import anyio.to_thread
 
+from harness.instruction_files.discovery import walk_workspace
 from harness.instruction_files.models import InstructionSet
+from harness.instruction_files.settings import InstructionFilesSettings
 from harness.workspace.targets import Scope, scope_of
 
 __all__ = ["Targets", "named", "scope_for"]
@@ -53,3 +56,15 @@ def named(found: InstructionSet, scope: Scope | None) -> InstructionSet:
     if scope is None or found.targets == scope.targets:
         return found
     return dataclasses.replace(found, targets=scope.targets)
+
+
+def scoped_walk(
+    root: str,
+    settings: InstructionFilesSettings,
+    stop: threading.Event | None = None,
+    *,
+    scope: Scope,
+) -> tuple[InstructionSet, None]:
+    """A scoped read's walk: only ``scope``'s chains, and no snapshot (a reload after an edit
+    starts from a full walk's snapshot; a scoped read is a few directories anyway)."""
+    return walk_workspace(root, settings, stop, scope=scope), None

@@ -42,7 +42,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Literal
 
 from harness.errors import HarnessError
@@ -110,6 +110,15 @@ class DirectoryWalk:
         if gitignores:
             self._workspace_rules()
         self.root_fd = -1
+        # When a subclass wants it recorded (a snapshot for incremental reloads): the
+        # subdirectories each listed directory walked (``listed``), the chain each applied
+        # .gitignore made for its subtree (``chains``) and the chain of each ignored
+        # directory entered for its tracked files (``entries``); ``guide``: directories
+        # whose subdirectories go through ``guided`` first.
+        self.listed: dict[str, Sequence[str]] | None = None
+        self.chains: dict[str, IgnoreChain] = {}
+        self.entries: dict[str, IgnoreChain] = {}
+        self.guide: frozenset[str] | None = None
         self._lock = threading.Lock()
         self._open: set[_Parent] = set()  # parents holding a descriptor
 
@@ -143,6 +152,10 @@ class DirectoryWalk:
         is a directory is also walked); ``length`` is the bytes of its absolute path."""
         raise NotImplementedError
 
+    def guided(self, rel: str, subdirs: list[str]) -> list[str]:
+        """The subdirectories of ``rel`` (a directory in ``guide``) to walk now."""
+        return subdirs
+
     # -- one directory ---------------------------------------------------------------------
 
     def drain(self, stack: list[_Job], budget: int) -> None:
@@ -155,7 +168,7 @@ class DirectoryWalk:
         """
         special, prune, stop = self.special, self.prune, self.stop
         scandir, pop, push, dopen = os.scandir, stack.pop, stack.append, os.open
-        lock = self._lock
+        lock, listed, guide = self._lock, self.listed, self.guide
         only = self.only
         while stack and budget > 0:
             budget -= 1
@@ -199,17 +212,23 @@ class DirectoryWalk:
                 if only is not None:  # a scoped walk: only the subdirectories on its chains
                     on_chain = only.get(rel, frozenset())
                     subdirs = [name for name in subdirs if name in on_chain]
-                if not subdirs:
-                    continue
                 prefix = rel + "/" if rel else ""
                 entered: list[str] = []  # ignored, entered for the tracked files they hold
-                if chain is not None:
+                if subdirs and chain is not None:
                     kept_dirs = chain.kept_dirs(prefix, subdirs)
                     if len(kept_dirs) < len(subdirs) and chain.tracked is not None:
                         entered = self._tracked_dirs(chain, prefix, subdirs, kept_dirs)
                     subdirs = kept_dirs
-                    if not subdirs and not entered:
-                        continue
+                if listed is not None:
+                    if entered:
+                        assert chain is not None
+                        subdirs, entered = self._record_entered(rel, chain, subdirs, entered)
+                    else:
+                        listed[rel] = subdirs or ()  # (no empty list kept per leaf)
+                        if guide is not None and rel in guide:
+                            subdirs = self.guided(rel, subdirs)
+                if not subdirs and not entered:
+                    continue
                 held = self._hold(fd, rel, len(subdirs) + len(entered))
                 kept = held.fd is not None
                 depth += 1
@@ -241,13 +260,28 @@ class DirectoryWalk:
         keep = set(kept)
         return chain.tracked_dirs(prefix, [name for name in subdirs if name not in keep])
 
+    def _record_entered(
+        self, rel: str, chain: IgnoreChain, subdirs: list[str], entered: list[str]
+    ) -> tuple[list[str], list[str]]:
+        """``drain``'s recording for a directory with ignored subdirectories entered for
+        their tracked files: (subdirectories, entered ones) to walk now."""
+        assert self.listed is not None
+        prefix = rel + "/" if rel else ""
+        self.listed[rel] = [*subdirs, *entered]
+        inside = chain.inside_ignored()
+        self.entries.update((prefix + name, inside) for name in entered)
+        if self.guide is None or rel not in self.guide:
+            return subdirs, entered
+        now = set(self.guided(rel, [*subdirs, *entered]))
+        return [n for n in subdirs if n in now], [n for n in entered if n in now]
+
     def _open_dir(self, parent: _Parent | None, rel: str, length: int) -> int:
         """Open a directory the inline case of ``drain`` does not: the root, one past
         ``PATH_MAX`` (refused), one whose parent was closed (reached from the root)."""
         problem = too_long(length)
         if problem is not None:
             raise problem
-        if parent is None:
+        if parent is None and not rel:
             return os.open(".", DIR_FLAGS, dir_fd=self.root_fd)
         return open_beneath(self.root_fd, rel)
 
@@ -292,6 +326,8 @@ class DirectoryWalk:
                 subdirs.clear()
                 return chain
             chain = applied
+            if self.listed is not None and applied is not None:
+                self.chains[rel] = applied
         if named:
             self.files(fd, rel, depth, length, chain, named)
         return chain
@@ -327,8 +363,13 @@ class DirectoryWalk:
 
     # -- the whole tree --------------------------------------------------------------------
 
-    def run(self, threads: int) -> None:
-        """Walk the whole tree (blocking); ``WalkCancelled`` when ``stop`` is set."""
+    def run(
+        self, threads: int, starts: Iterable[tuple[str, IgnoreChain | None]] | None = None
+    ) -> None:
+        """Walk the whole tree (blocking); ``WalkCancelled`` when ``stop`` is set.
+
+        ``starts``: the directories to walk from, (relative path, the ignore chain above it),
+        each reached from the root one ``O_NOFOLLOW`` step at a time (default: the root)."""
         if self.closed:  # warned: the exclude file cannot be applied
             return
         try:
@@ -337,7 +378,12 @@ class DirectoryWalk:
             self.warn(".", f"directory skipped: it cannot be read ({reason(exc)})")
             return
         try:
-            stack: list[_Job] = [(None, "", "", 0, self.base, name_length(self.root))]
+            length = name_length(self.root)
+            stack: list[_Job] = [
+                (None, "", rel, rel.count("/") + 1 if rel else 0, chain,
+                 length + 1 + name_length(rel) if rel else length)
+                for rel, chain in (starts if starts is not None else (("", self.base),))
+            ]  # fmt: skip
             if threads <= 1:
                 self.drain(stack, sys.maxsize)
             else:

@@ -16,6 +16,7 @@ import pytest
 
 import harness.instruction_files.discovery as discovery
 import harness.instruction_files.files as files_module
+import harness.instruction_files.sources as sources_module
 from harness.instruction_files import (
     InstructionFiles,
     InstructionFilesSettings,
@@ -25,6 +26,7 @@ from harness.instruction_files import (
     StoreRead,
     WorkspaceNotFoundError,
 )
+from harness.instruction_files.incremental import Base
 from harness.runtime import Supervisor
 
 DbMaker = Callable[[Iterable[tuple[str, str, object]]], Path]
@@ -56,17 +58,22 @@ class GatedWalk:
             self.gate.set()
         self.arrived = threading.Event()
         self._lock = threading.Lock()
-        original = discovery.walk_workspace
+        original = sources_module.walk_from
 
-        def walk(root: str, settings: InstructionFilesSettings, stop: threading.Event) -> object:
-            result = original(root, settings, stop)
+        def walk(
+            root: str,
+            settings: InstructionFilesSettings,
+            stop: threading.Event,
+            base: Base | None = None,
+        ) -> object:
+            result = original(root, settings, stop, base)
             with self._lock:
                 self.calls += 1
             self.arrived.set()
             self.gate.wait(20)
             return result
 
-        monkeypatch.setattr(files_module, "walk_workspace", walk)
+        monkeypatch.setattr(sources_module, "walk_from", walk)
 
     async def wait_arrived(self) -> None:
         assert await anyio.to_thread.run_sync(self.arrived.wait, 10)

@@ -26,8 +26,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.instruction_files import InstructionFilesSettings, discover
+from harness.instruction_files import InstructionFilesSettings, discover, incremental
 from harness.project_context import load_project_context
+from harness.workspace import resolve_workspace
 
 MARKER = "OUTSIDE-TENANT-SECRET"
 WALKS = 3000
@@ -125,3 +126,41 @@ def test_swapping_directories_for_symlinks_never_leaks_outside_text(tmp_path: Pa
     assert not odd, odd[:5]
     assert walks >= 100, f"only {walks} loads in the budget"
     print(f"{walks} loads, no outside text")
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs POSIX symlinks and renames")
+def test_incremental_reloads_under_the_same_attack_never_leak_outside_text(tmp_path: Path) -> None:
+    """Reloads from a snapshot start inside ``a/``, ``a/deep/`` (opened from the root one
+    ``O_NOFOLLOW`` step at a time) and re-read ``b/``'s symlink while ``a``, ``c`` swap."""
+    ws, outside = _tree(tmp_path)
+    settings = InstructionFilesSettings(walk_threads=1)
+    root = resolve_workspace(ws)
+    _, snapshot = incremental.walk(root, settings)
+    dirt = frozenset({"a/AGENTS.md", "a/deep/AGENTS.md", "a/deep", "b/AGENTS.md"})
+    attacker = subprocess.Popen(
+        [sys.executable, "-c", _ATTACKER, str(ws), str(outside)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    wins: list[str] = []
+    odd: list[str] = []
+    walks = 0
+    try:
+        assert attacker.stdout is not None and attacker.stdout.readline() == "ready\n"
+        deadline = time.monotonic() + BUDGET / 2
+        base = snapshot
+        while walks < WALKS and time.monotonic() < deadline:
+            found, after = incremental.walk(root, settings, base=(base, dirt))
+            base = after if walks % 2 else snapshot  # chained reloads and reloads from the first
+            walks += 1
+            leaked = sorted({s.content.split()[1] for s in found if MARKER in s.content})
+            if leaked:
+                wins.append("+".join(leaked))
+            odd.extend(w for w in found.warnings if not _ALLOWED.match(w))
+        assert attacker.poll() is None, "the attacker stopped early: the race was not run"
+    finally:
+        attacker.kill()
+        attacker.wait()
+    assert not wins, f"outside text read in {len(wins)} reloads of {walks}: {sorted(set(wins))}"
+    assert not odd, odd[:5]
+    assert walks >= 100, f"only {walks} reloads in the budget"
