@@ -65,8 +65,20 @@ class ManifestSchemaError(AssemblyError):
     """A manifest that is not of this schema (wrong version, missing or mistyped fields)."""
 
 
+_last_time: tuple[datetime | None, str | None] = (None, None)
+"""The last datetime ``_time`` formatted and its text: a build's units share their times."""
+
+
 def _time(value: datetime | None) -> str | None:
-    return None if value is None else value.isoformat()
+    global _last_time
+    if value is None:
+        return None
+    last, text = _last_time  # one read of a tuple: safe across threads
+    if value is last and text is not None:
+        return text
+    text = value.isoformat()
+    _last_time = (value, text)
+    return text
 
 
 def _parse_time(value: str | None) -> datetime | None:
@@ -122,13 +134,17 @@ class UnitManifest(_Provenance):
     kept_chars: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        entry: dict[str, Any] = {
+        entry: dict[str, Any] = {  # the provenance keys inline: one dict, not two
             "id": self.id,
             "source": self.source,
             "sha256": self.sha256,
             "tokens": self.tokens,
             "truncated": self.truncated,
-            **self._provenance(),
+            "index": self.index,
+            "trust": self.trust,
+            "version": self.version,
+            "observed_at": _time(self.observed_at),
+            "max_age": self.max_age,
         }
         if self.truncated:
             entry["kept_chars"] = self.kept_chars

@@ -27,7 +27,7 @@ from harness.prompt_assembler.manifest import (
     Manifest,
     UnitManifest,
 )
-from harness.prompt_assembler.render import kept_chars, render, sha256
+from harness.prompt_assembler.render import kept_chars, render, sha256, text_sha256
 from harness.prompt_assembler.strategies.layer import LayerResult
 from harness.prompt_assembler.values import (
     AUTHORITY,
@@ -119,37 +119,40 @@ class AssembledPrompt:
         return result
 
 
-def _provenance(unit: Unit, index: int) -> dict[str, Any]:
-    return {
-        "index": index,
-        "trust": unit.trust,
-        "version": unit.version,
-        "observed_at": unit.observed_at,
-        "max_age": None if unit.max_age is None else float(unit.max_age),
-    }
-
-
 def _layer_manifest(
     report: LayerReport, trim: LayerTrim, count: Callable[[str], int]
 ) -> LayerManifest:
+    """The layer's manifest, from what the assembly already has: the kept units' renderings
+    (``result.rendered``, one per kept unit, in order) are counted, not rendered again, and
+    texts are hashed through the memo (``text_sha256``)."""
     units, _, stale_positions, result = trim
     positions: Sequence[int] = range(len(units)) if stale_positions is None else stale_positions
     kept_at = positions[result.start : result.stop]
+    renderings: Sequence[str | None] = result.rendered
+    if len(renderings) != len(kept_at):  # not one per kept unit: render them here
+        renderings = [None] * len(kept_at)
     last = len(kept_at) - 1
     entries = []
     for n, index in enumerate(kept_at):
         unit = units[index]
         cut = result.truncated and n == last
-        rendered = result.rendered[-1] if cut else render(unit)
+        rendered = renderings[n]
+        if rendered is None:
+            rendered = result.rendered[-1] if cut else render(unit)
+        max_age = unit.max_age
         entries.append(
             UnitManifest(
                 unit.id,
                 unit.source,
-                sha256(unit.text),
+                text_sha256(unit.text),
                 count(rendered),
                 cut,
                 kept_chars(unit, rendered) if cut else None,
-                **_provenance(unit, index),
+                index=index,
+                trust=unit.trust,
+                version=unit.version,
+                observed_at=unit.observed_at,
+                max_age=None if max_age is None else float(max_age),
             )
         )
     kept = set(kept_at)
@@ -158,9 +161,13 @@ def _layer_manifest(
         DroppedUnitManifest(
             unit.id,
             unit.source,
-            sha256(unit.text),
+            text_sha256(unit.text),
             result.drop_reason if index in fresh else STALE,
-            **_provenance(unit, index),
+            index=index,
+            trust=unit.trust,
+            version=unit.version,
+            observed_at=unit.observed_at,
+            max_age=None if unit.max_age is None else float(unit.max_age),
         )
         for index, unit in enumerate(units)
         if index not in kept
