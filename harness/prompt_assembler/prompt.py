@@ -28,7 +28,7 @@ from harness.prompt_assembler.manifest import (
     UnitManifest,
 )
 from harness.prompt_assembler.render import kept_chars, render, sha256, text_sha256
-from harness.prompt_assembler.strategies.layer import LayerResult
+from harness.prompt_assembler.strategies.layer import LayerResult, byte_exact
 from harness.prompt_assembler.values import (
     AUTHORITY,
     LAYER_SEPARATOR,
@@ -38,7 +38,7 @@ from harness.prompt_assembler.values import (
     LayerReport,
     Unit,
 )
-from harness.tokenizer import Tokenizer
+from harness.tokenizer import Tokenizer, utf8_len
 
 __all__ = ["STALE", "AssembledPrompt", "LayerTrim"]
 
@@ -120,11 +120,12 @@ class AssembledPrompt:
 
 
 def _layer_manifest(
-    report: LayerReport, trim: LayerTrim, count: Callable[[str], int]
+    report: LayerReport, trim: LayerTrim, count: Callable[[str], int], bpt: int | None
 ) -> LayerManifest:
     """The layer's manifest, from what the assembly already has: the kept units' renderings
-    (``result.rendered``, one per kept unit, in order) are counted, not rendered again, and
-    texts are hashed through the memo (``text_sha256``)."""
+    (``result.rendered``, one per kept unit, in order) are counted, not rendered again (with
+    ``bpt``, counts are ceil(UTF-8 bytes / bpt), inline), and texts are hashed through the
+    memo (``text_sha256``)."""
     units, _, stale_positions, result = trim
     positions: Sequence[int] = range(len(units)) if stale_positions is None else stale_positions
     kept_at = positions[result.start : result.stop]
@@ -145,7 +146,9 @@ def _layer_manifest(
                 unit.id,
                 unit.source,
                 text_sha256(unit.text),
-                count(rendered),
+                count(rendered)
+                if bpt is None
+                else -(-(len(rendered) if rendered.isascii() else utf8_len(rendered)) // bpt),
                 cut,
                 kept_chars(unit, rendered) if cut else None,
                 index=index,
@@ -189,7 +192,8 @@ def _layer_manifest(
 
 
 def _build_manifest(prompt: AssembledPrompt) -> Manifest:
-    count = prompt._tokenizer.count
+    tokenizer = prompt._tokenizer
+    count, bpt = tokenizer.count, byte_exact(tokenizer)
     return Manifest(
         digest=prompt.digest,
         tokens=prompt.tokens,
@@ -200,7 +204,7 @@ def _build_manifest(prompt: AssembledPrompt) -> Manifest:
         unit_separator=UNIT_SEPARATOR,
         truncation_marker=TRUNCATION_MARKER,
         layers=tuple(
-            _layer_manifest(report, trim, count)
+            _layer_manifest(report, trim, count, bpt)
             for report, trim in zip(prompt.layers, prompt._trims, strict=True)
         ),
         now=prompt._now,
