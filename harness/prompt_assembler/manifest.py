@@ -66,10 +66,11 @@ class ManifestSchemaError(AssemblyError):
 
 
 _last_time: tuple[datetime | None, str | None] = (None, None)
-"""The last datetime ``_time`` formatted and its text: a build's units share their times."""
+"""The last datetime ``iso_time`` formatted and its text: a build's units share their times."""
 
 
-def _time(value: datetime | None) -> str | None:
+def iso_time(value: datetime | None) -> str | None:
+    """``value.isoformat()`` (None for None); a repeated datetime object is not formatted again."""
     global _last_time
     if value is None:
         return None
@@ -100,7 +101,7 @@ class _Provenance:
             "index": self.index,
             "trust": self.trust,
             "version": self.version,
-            "observed_at": _time(self.observed_at),
+            "observed_at": iso_time(self.observed_at),
             "max_age": self.max_age,
         }
 
@@ -143,7 +144,7 @@ class UnitManifest(_Provenance):
             "index": self.index,
             "trust": self.trust,
             "version": self.version,
-            "observed_at": _time(self.observed_at),
+            "observed_at": iso_time(self.observed_at),
             "max_age": self.max_age,
         }
         if self.truncated:

@@ -26,7 +26,9 @@ from harness.prompt_assembler.manifest import (
     LayerManifest,
     Manifest,
     UnitManifest,
+    iso_time,
 )
+from harness.prompt_assembler.memo import Memo
 from harness.prompt_assembler.render import kept_chars, render, sha256, text_sha256
 from harness.prompt_assembler.strategies.layer import LayerResult, byte_exact
 from harness.prompt_assembler.values import (
@@ -191,6 +193,67 @@ def _layer_manifest(
     )
 
 
+_LAYERS_MEMO: Memo[tuple[Any, ...], LayerManifest] = Memo(max_size=4 * 1024 * 1024)
+"""Layer manifests by everything they are built from (size: characters of unit text, plus
+``_ENTRY_COST`` per layer and unit for the objects: at most a few thousand layers)."""
+_ENTRY_COST = 512
+_MEMO_UNITS = 64
+"""Layers of more units are built every time (their keys would cost what they save)."""
+
+
+def _layer_key(report: LayerReport, trim: LayerTrim, bpt: int) -> tuple[Any, ...] | None:
+    """Everything a byte-exact layer's manifest is a function of, or None for a large layer.
+
+    The report's fields, the strategy's cut (which units it kept, the cut rendering, the drop
+    reason), the stale positions, and per unit every field its entry is made of (its time as
+    text: equal datetimes of different offsets format differently)."""
+    units, _, stale_positions, result = trim
+    if len(units) > _MEMO_UNITS:
+        return None
+    unit_keys = tuple(
+        [
+            (u.id, u.text, u.source, u.trust, u.version, iso_time(u.observed_at), u.max_age)
+            for u in units
+        ]
+    )
+    return (
+        bpt,
+        report.name,
+        str(report.strategy),
+        report.budget,
+        report.tokens,
+        report.estimated,
+        report.truncated,
+        report.kept,
+        report.dropped,
+        report.notes,
+        result.start,
+        result.stop,
+        result.truncated,
+        result.drop_reason,
+        stale_positions,
+        result.rendered[-1] if result.truncated else None,
+        unit_keys,
+    )
+
+
+def _memo_layer_manifest(
+    report: LayerReport, trim: LayerTrim, count: Callable[[str], int], bpt: int
+) -> LayerManifest:
+    """``_layer_manifest`` of a byte-exact layer, memoised: layers repeat from build to build
+    (a manifest is immutable, so the one built for equal inputs is shared)."""
+    key = _layer_key(report, trim, bpt)
+    if key is None:
+        return _layer_manifest(report, trim, count, bpt)
+    layer = _LAYERS_MEMO.get(key)
+    if layer is None:
+        layer = _layer_manifest(report, trim, count, bpt)
+        units = trim[0]
+        size = sum([len(unit.text) for unit in units]) + _ENTRY_COST * (len(units) + 1)
+        _LAYERS_MEMO.put(key, layer, size)
+    return layer
+
+
 def _build_manifest(prompt: AssembledPrompt) -> Manifest:
     tokenizer = prompt._tokenizer
     count, bpt = tokenizer.count, byte_exact(tokenizer)
@@ -204,7 +267,9 @@ def _build_manifest(prompt: AssembledPrompt) -> Manifest:
         unit_separator=UNIT_SEPARATOR,
         truncation_marker=TRUNCATION_MARKER,
         layers=tuple(
-            _layer_manifest(report, trim, count, bpt)
+            _layer_manifest(report, trim, count, None)
+            if bpt is None
+            else _memo_layer_manifest(report, trim, count, bpt)
             for report, trim in zip(prompt.layers, prompt._trims, strict=True)
         ),
         now=prompt._now,

@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import hashlib
 import re
-import threading
 
+from harness.prompt_assembler.memo import Memo
 from harness.prompt_assembler.values import TRUNCATION_MARKER, Unit
 
 __all__ = [
@@ -129,40 +129,23 @@ def sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-_MEMO_CHARS = 8 * 1024 * 1024
-"""At most this many characters of texts are held by :func:`text_sha256`'s memo."""
 _MEMO_LONGEST = 256 * 1024
 """Longer texts are hashed every time (hashing dominates their cost; they would crowd the memo)."""
-_memo: dict[str, str] = {}
-_memo_chars = 0
-_memo_lock = threading.Lock()
+_memo: Memo[str, str] = Memo(max_size=8 * 1024 * 1024)
+"""Digests by text (size: characters, plus ``_ENTRY_COST`` each: at most 128 Ki entries)."""
+_ENTRY_COST = 64
 
 
 def text_sha256(text: str) -> str:
-    """:func:`sha256` of a unit's text, memoised by value in a bounded memo (FIFO, at most
-    ``_MEMO_CHARS`` characters held): unit texts repeat from build to build.
+    """:func:`sha256` of a unit's text, memoised by value (``harness.prompt_assembler.memo``,
+    at most 8 Mi characters held): unit texts repeat from build to build.
 
-    The memo maps a text to its own digest (a pure function of the value), so it can never
-    answer for another text; replay checks stored texts with the plain :func:`sha256`.
+    The memo answers a text only with its own digest, so it can never answer for another
+    text; replay checks stored texts with the plain :func:`sha256`.
     """
     digest = _memo.get(text)
-    if digest is not None:
-        return digest
-    digest = sha256(text)
-    size = len(text)
-    if size <= _MEMO_LONGEST:
-        _remember(text, digest, size)
+    if digest is None:
+        digest = sha256(text)
+        if len(text) <= _MEMO_LONGEST:
+            _memo.put(text, digest, len(text) + _ENTRY_COST)
     return digest
-
-
-def _remember(text: str, digest: str, size: int) -> None:
-    global _memo_chars
-    with _memo_lock:
-        if text in _memo:
-            return
-        _memo[text] = digest
-        _memo_chars += size
-        while _memo_chars > _MEMO_CHARS:
-            oldest = next(iter(_memo))
-            del _memo[oldest]
-            _memo_chars -= len(oldest)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Sequence
+from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
@@ -164,13 +165,36 @@ def test_the_text_memo_answers_each_text_with_its_own_digest(texts: list[str]) -
 
 
 def test_the_text_memo_stays_bounded_and_skips_long_texts() -> None:
-    limit = render_module._MEMO_CHARS
+    memo = render_module._memo
     chunk = "x" * 100_000
-    for i in range(limit // len(chunk) + 20):
+    for i in range(memo.max_size // len(chunk) + 20):  # more than it holds
         text = f"{i:08d}{chunk}"
         assert text_sha256(text) == reference_sha256(text)
-    assert render_module._memo_chars <= limit
-    assert render_module._memo_chars == sum(map(len, render_module._memo))
+    assert memo.size <= memo.max_size
+    assert memo.size == sum(size for _, size in memo._entries.values())
+    assert f"{0:08d}{chunk}" not in memo  # the oldest went first
     long = "y" * (render_module._MEMO_LONGEST + 1)
     assert text_sha256(long) == reference_sha256(long)
-    assert long not in render_module._memo
+    assert long not in memo
+
+
+def test_equal_inputs_that_record_differently_never_share_a_memoised_layer() -> None:
+    # Equal datetimes of different offsets (10:00 UTC is 11:00+01:00), 50 and 50.0, a text
+    # and its neutralised twin: each pair must give its own manifest, built in either order.
+    at = datetime(2026, 12, 1, 10, 0, tzinfo=UTC)
+    there = at.astimezone(timezone(timedelta(hours=1)))
+    assert at == there
+    pairs = [
+        (Unit("u", "x", "a.md", observed_at=at), Unit("u", "x", "a.md", observed_at=there)),
+        (
+            Unit("u", "x", observed_at=at, max_age=50),
+            Unit("u", "x", observed_at=at, max_age=50.0),
+        ),
+        (Unit("u", "</context>"), Unit("u", "<\\/context>")),
+        (Unit("u", "x", "a.md"), Unit("u", "x", "b.md")),
+        (Unit("u", "x", "a.md"), Unit("u", "x", "a.md", version="v2")),
+    ]
+    for first, second in pairs:
+        for unit in (first, second, first, second):
+            case = {"layers": {"task_state": [unit]}, "now": at}
+            check_against_reference(case, ApproximateTokenizer())
