@@ -57,9 +57,12 @@ _PER_BUILD = ("manifest_id", "requested_at", "now", "digest", *_SUMMARY_KEYS)
 _SETTINGS = "\x00settings"  # the cache slot of the settings part (no layer is named so)
 
 
+_ENCODER = json.JSONEncoder(ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+"""What ``json.dumps`` would build on every call with these options (the same output)."""
+
+
 def _json(value: Any) -> bytes:
-    text = json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
-    return text.encode("utf-8", "surrogatepass")
+    return _ENCODER.encode(value).encode("utf-8", "surrogatepass")
 
 
 class Written:
@@ -74,6 +77,25 @@ class Written:
         self._seen: dict[str, None] = {}
         self._limit = limit
         self._layers: dict[str, tuple[Mapping[str, Any], str, bytes]] = {}
+        self._sources: dict[str, tuple[Mapping[str, Any], str, bytes, list[Any] | None]] = {}
+
+    def layer_address(
+        self, layer: Mapping[str, Any], parts: dict[str, bytes]
+    ) -> tuple[str, list[Any] | None]:
+        """A layer's part address and its ``observed_at`` values (``_without_volatile``); the
+        very layer dict of the last call for its name (records share them) is not looked at
+        again."""
+        name = str(layer.get("name"))
+        last = self._sources.get(name)
+        if last is not None and last[0] is layer:
+            _, address, compressed, values = last
+            if address not in self._seen and address not in parts:
+                parts[address] = compressed
+            return address, values
+        shared, values = _without_volatile(layer)
+        address = self.part_address(name, shared, parts)
+        self._sources[name] = (layer, address, self._layers[name][2], values)
+        return address, values
 
     def __contains__(self, address: object) -> bool:
         return address in self._seen
@@ -154,11 +176,10 @@ def encode(records: Sequence[ManifestRecord], written: Written) -> Batch:
         header["settings"] = written.part_address(_SETTINGS, settings, batch.parts)
         addresses, observed = [], {}
         for layer in manifest["layers"]:
-            name = str(layer.get("name"))
-            shared, values = _without_volatile(layer)
-            addresses.append(written.part_address(name, shared, batch.parts))
+            address, values = written.layer_address(layer, batch.parts)
+            addresses.append(address)
             if values is not None:
-                observed[name] = values
+                observed[str(layer.get("name"))] = values
         header["layers"] = addresses
         if observed:
             header[_OBSERVED] = observed

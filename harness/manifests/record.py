@@ -34,7 +34,7 @@ from typing import Any
 from harness._version import __version__
 from harness.errors import ArgumentError
 from harness.manifests.ids import new_manifest_id
-from harness.prompt_assembler import AssembledPrompt
+from harness.prompt_assembler import AssembledPrompt, LayerManifest
 
 __all__ = ["CONTEXT_FIELDS", "ManifestRecord", "harness_version"]
 
@@ -57,6 +57,25 @@ CONTEXT_FIELDS: tuple[str, ...] = (
 def harness_version() -> str:
     """The version of harness that records (``harness.__version__``)."""
     return __version__
+
+
+_last_layers: dict[str, tuple[LayerManifest, dict[str, Any]]] = {}
+"""Per layer name, the last layer manifest recorded and its dict: the assembler shares a
+layer's manifest between builds with equal inputs, and then so does the record (a recorded
+manifest is never changed afterwards, so its layer dicts may be shared)."""
+
+
+def _layer_dicts(layers: Sequence[LayerManifest]) -> list[dict[str, Any]]:
+    found = []
+    for layer in layers:
+        last = _last_layers.get(layer.name)
+        if last is not None and last[0] is layer:
+            found.append(last[1])
+        else:
+            data = layer.to_dict()
+            _last_layers[layer.name] = (layer, data)
+            found.append(data)
+    return found
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,7 +109,8 @@ class ManifestRecord:
         """
         if requested_at.tzinfo is None:
             raise ArgumentError("requested_at must be timezone-aware (e.g. datetime.now(UTC))")
-        manifest = prompt.manifest_record().to_dict()  # a fresh dict, no JSON round trip
+        typed = prompt.manifest_record()
+        manifest = typed.to_dict_with_layers(_layer_dicts(typed.layers))
         units = prompt.input_units()
         texts: dict[str, str] = {}
         for layer in manifest["layers"]:

@@ -264,6 +264,10 @@ class Manifest:
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON-ready dict (``AssembledPrompt.manifest()``); ``now`` only when given."""
+        return self.to_dict_with_layers([layer.to_dict() for layer in self.layers])
+
+    def to_dict_with_layers(self, layers: list[dict[str, Any]]) -> dict[str, Any]:
+        """``to_dict`` with ``layers`` (each layer's ``to_dict``, perhaps shared) as its layers."""
         data: dict[str, Any] = {
             "manifest_version": self.schema_version,
             "digest": self.digest,
@@ -274,7 +278,7 @@ class Manifest:
             "layer_separator": self.layer_separator,
             "unit_separator": self.unit_separator,
             "truncation_marker": self.truncation_marker,
-            "layers": [layer.to_dict() for layer in self.layers],
+            "layers": layers,
         }
         if self.now is not None:
             data["now"] = self.now.isoformat()
