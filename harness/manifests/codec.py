@@ -20,7 +20,10 @@ Design notes:
   row's header, by position, and the layer's part holds none: the part stays shared.
 - ``Written`` remembers what a store has committed (bounded), so a build like the previous one
   costs no compression and no blob for what is stored already; a part equal to the last one
-  of its kind is not even encoded again (dict comparison in C is cheaper than JSON).
+  of its kind is not even encoded again (dict comparison in C is cheaper than JSON), and the
+  very layer dict of the previous record (``ManifestRecord.of`` shares the dicts of layers
+  whose manifest the assembler shared) is not even compared. Only a committed batch adds to
+  ``Written``: after a failed one everything is sent again.
 - Reading checks every part against its address: a damaged part is a ``ManifestStoreError``
   (restore the store); texts are checked by replay, which names each bad unit instead.
 """

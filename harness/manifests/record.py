@@ -21,7 +21,9 @@ text) plus section 11's context (``manifest_id``, ``harness_version``, ``request
 ``workspace``, ``agent``, ``project_id``, ``targets``, ``tokenizer``, ``tokenizer_spec``,
 ``budgets``, ``strategies``). The texts travel beside it, keyed by the sha256 the manifest
 already holds (nothing is hashed twice), and are stored once however many builds use them.
-Building a record is pure apart from the id's clock.
+Building a record is pure apart from the id's clock. A layer whose manifest is the very
+object of the previous record's (the assembler memoises them) reuses that record's dict:
+recorded manifests are never changed, so sharing is safe, and the codec then skips the layer.
 """
 
 from __future__ import annotations

@@ -9,7 +9,13 @@
 
 Design notes: the digest and the manifest are computed on first access and reused; what the
 manifest needs beyond the reports (every layer's units and how its strategy trimmed them) is
-kept privately here, so building a prompt costs nothing for a manifest nobody reads.
+kept privately here, so building a prompt costs nothing for a manifest nobody reads. A recorded
+build reads it every time, so it is built from what the assembly already has: the kept units'
+renderings (counted, not rendered again), texts hashed through a bounded memo, and, with a
+byte-exact tokenizer, whole layer manifests memoised by everything they are made of (a layer
+repeats from build to build; manifests are immutable, so equal inputs share one).
+``tests/core/test_manifest_reference.py`` checks the result byte for byte against a manifest
+built the slow way.
 """
 
 from __future__ import annotations
