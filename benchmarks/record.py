@@ -11,7 +11,11 @@ machine load. Target: with ``Harness(manifests=path)`` the round takes at most 1
 ``synchronous=FULL``); concurrent builds share transactions (group commit), which is what
 keeps the ratio low. Second figure: the store's growth per additional identical build, after
 a WAL checkpoint, over many builds (target: at most 2 KiB; texts and layers are shared).
-Always exits 0; prints PASS or MISS per target.
+Also printed, to show the floor: what a recorded build adds on the event loop (its manifest,
+its record and their encoding, per build, on fresh prompts), one fsync'd commit of a round's
+64 rows, and how many commits a round takes; ``floor + these`` is the ratio those alone allow
+(the recorder's round trip, about 20 us a build, comes on top). Always exits 0; prints PASS or
+MISS per target.
 """
 
 from __future__ import annotations
