@@ -72,8 +72,8 @@ class Written:
     """Addresses (texts and layer parts) a store has committed, most recent last (bounded).
 
     Only an optimisation: a forgotten address is simply written again (the insert ignores a
-    conflict). Rows deleted behind the store's back are not noticed until forgotten, and a
-    replay then reports their units' texts as missing.
+    conflict). Rows deleted behind the store's back are not noticed until forgotten (or a
+    write fails: that clears it), and a replay then reports their units' texts as missing.
     """
 
     def __init__(self, limit: int = 65_536) -> None:
@@ -120,6 +120,10 @@ class Written:
         if address not in self._seen and address not in parts:
             parts[address] = compressed
         return address
+
+    def clear(self) -> None:
+        """Forget every address (after a failed write: nothing is assumed stored any more)."""
+        self._seen.clear()
 
     def add(self, addresses: Iterable[str]) -> None:
         """Remember ``addresses`` as committed (call after the transaction committed)."""
