@@ -65,20 +65,24 @@ class ManifestSchemaError(AssemblyError):
     """A manifest that is not of this schema (wrong version, missing or mistyped fields)."""
 
 
-_last_time: tuple[datetime | None, str | None] = (None, None)
-"""The last datetime ``iso_time`` formatted and its text: a build's units share their times."""
+_TIMES_HELD = 256
+_times: dict[int, tuple[datetime, str]] = {}
+"""Recently formatted datetimes by identity (with the object, so a reused id never matches):
+a build's units share their times, and a manifest formats each time more than once."""
 
 
 def iso_time(value: datetime | None) -> str | None:
-    """``value.isoformat()`` (None for None); a repeated datetime object is not formatted again."""
-    global _last_time
+    """``value.isoformat()`` (None for None); a datetime object formatted lately is not
+    formatted again."""
     if value is None:
         return None
-    last, text = _last_time  # one read of a tuple: safe across threads
-    if value is last and text is not None:
-        return text
+    entry = _times.get(id(value))
+    if entry is not None and entry[0] is value:
+        return entry[1]
     text = value.isoformat()
-    _last_time = (value, text)
+    if len(_times) >= _TIMES_HELD:
+        _times.clear()  # races with another thread only cost a format
+    _times[id(value)] = (value, text)
     return text
 
 
