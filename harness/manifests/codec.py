@@ -20,7 +20,10 @@ Design notes:
   row's header, by position, and the layer's part holds none: the part stays shared.
 - ``Written`` remembers what a store has committed (bounded), so a build like the previous one
   costs no compression and no blob for what is stored already; a part equal to the last one
-  of its kind is not even encoded again (dict comparison in C is cheaper than JSON).
+  of its kind is not even encoded again (dict comparison in C is cheaper than JSON), and the
+  very layer dict of the previous record (``ManifestRecord.of`` shares the dicts of layers
+  whose manifest the assembler shared) is not even compared. Only a committed batch adds to
+  ``Written``: after a failed one everything is sent again.
 - Reading checks every part against its address: a damaged part is a ``ManifestStoreError``
   (restore the store); texts are checked by replay, which names each bad unit instead.
 """
@@ -57,23 +60,45 @@ _PER_BUILD = ("manifest_id", "requested_at", "now", "digest", *_SUMMARY_KEYS)
 _SETTINGS = "\x00settings"  # the cache slot of the settings part (no layer is named so)
 
 
+_ENCODER = json.JSONEncoder(ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+"""What ``json.dumps`` would build on every call with these options (the same output)."""
+
+
 def _json(value: Any) -> bytes:
-    text = json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
-    return text.encode("utf-8", "surrogatepass")
+    return _ENCODER.encode(value).encode("utf-8", "surrogatepass")
 
 
 class Written:
     """Addresses (texts and layer parts) a store has committed, most recent last (bounded).
 
     Only an optimisation: a forgotten address is simply written again (the insert ignores a
-    conflict). Rows deleted behind the store's back are not noticed until forgotten, and a
-    replay then reports their units' texts as missing.
+    conflict). Rows deleted behind the store's back are not noticed until forgotten (or a
+    write fails: that clears it), and a replay then reports their units' texts as missing.
     """
 
     def __init__(self, limit: int = 65_536) -> None:
         self._seen: dict[str, None] = {}
         self._limit = limit
         self._layers: dict[str, tuple[Mapping[str, Any], str, bytes]] = {}
+        self._sources: dict[str, tuple[Mapping[str, Any], str, bytes, list[Any] | None]] = {}
+
+    def layer_address(
+        self, layer: Mapping[str, Any], parts: dict[str, bytes]
+    ) -> tuple[str, list[Any] | None]:
+        """A layer's part address and its ``observed_at`` values (``_without_volatile``); the
+        very layer dict of the last call for its name (records share them) is not looked at
+        again."""
+        name = str(layer.get("name"))
+        last = self._sources.get(name)
+        if last is not None and last[0] is layer:
+            _, address, compressed, values = last
+            if address not in self._seen and address not in parts:
+                parts[address] = compressed
+            return address, values
+        shared, values = _without_volatile(layer)
+        address = self.part_address(name, shared, parts)
+        self._sources[name] = (layer, address, self._layers[name][2], values)
+        return address, values
 
     def __contains__(self, address: object) -> bool:
         return address in self._seen
@@ -95,6 +120,10 @@ class Written:
         if address not in self._seen and address not in parts:
             parts[address] = compressed
         return address
+
+    def clear(self) -> None:
+        """Forget every address (after a failed write: nothing is assumed stored any more)."""
+        self._seen.clear()
 
     def add(self, addresses: Iterable[str]) -> None:
         """Remember ``addresses`` as committed (call after the transaction committed)."""
@@ -154,11 +183,10 @@ def encode(records: Sequence[ManifestRecord], written: Written) -> Batch:
         header["settings"] = written.part_address(_SETTINGS, settings, batch.parts)
         addresses, observed = [], {}
         for layer in manifest["layers"]:
-            name = str(layer.get("name"))
-            shared, values = _without_volatile(layer)
-            addresses.append(written.part_address(name, shared, batch.parts))
+            address, values = written.layer_address(layer, batch.parts)
+            addresses.append(address)
             if values is not None:
-                observed[name] = values
+                observed[str(layer.get("name"))] = values
         header["layers"] = addresses
         if observed:
             header[_OBSERVED] = observed

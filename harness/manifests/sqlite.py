@@ -45,7 +45,7 @@ from harness.manifests.codec import Batch, Row
 from harness.manifests.errors import ManifestStoreError
 from harness.workspace import kind_of
 
-__all__ = ["SCHEMA_VERSION", "Identity", "SqliteBackend", "explain", "open_database"]
+__all__ = ["SCHEMA_VERSION", "Identity", "SqliteBackend", "explain", "open_database", "write_batch"]
 
 SCHEMA_VERSION = 1
 _COMPONENT = "manifests"
@@ -222,7 +222,8 @@ def _check_identity(identity: Identity) -> None:
         )
 
 
-def _write(connection: sqlite3.Connection, identity: Identity, batch: Batch) -> None:
+def write_batch(connection: sqlite3.Connection, identity: Identity, batch: Batch) -> None:
+    """Write ``batch`` in one transaction (committed, and so synced, before it returns)."""
     _check_identity(identity)
     try:
         connection.execute("BEGIN IMMEDIATE")
@@ -319,7 +320,7 @@ class SqliteBackend:
         return await anyio.to_thread.run_sync(operation)
 
     async def write(self, batch: Batch) -> None:
-        await self._call(lambda: _write(self._connection, self._identity, batch))
+        await self._call(lambda: write_batch(self._connection, self._identity, batch))
 
     async def row(self, manifest_id: str) -> bytes | None:
         path = self._identity.path

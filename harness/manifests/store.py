@@ -181,7 +181,13 @@ class ManifestStore:
             return
         written = self._written
         batch = codec.encode(records, written)
-        await self._run(lambda backend: backend.write(batch))
+        try:
+            await self._run(lambda backend: backend.write(batch))
+        except ManifestStoreError:
+            # The store may not hold what it held (restored, rolled back, edited): from now on
+            # every text and part is sent again until committed again.
+            written.clear()
+            raise
         written.add(batch.texts)  # committed: later builds need not send these again
         written.add(batch.parts)
 

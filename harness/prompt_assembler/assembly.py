@@ -31,6 +31,7 @@ from typing import Any, cast
 from harness.prompt_assembler.budgets import merge_budgets
 from harness.prompt_assembler.prompt import AssembledPrompt, LayerTrim
 from harness.prompt_assembler.strategies import LayerResult, implementation
+from harness.prompt_assembler.strategies.layer import byte_exact
 from harness.prompt_assembler.values import (
     DEFAULT_BUDGETS,
     DEFAULT_STRATEGIES,
@@ -171,7 +172,7 @@ def _check_tokenizer(tok: object) -> Tokenizer:
             f"tokenizer must implement harness.Tokenizer, got {type(tok).__name__}"
         )
     checked = cast(Tokenizer, tok)
-    if _byte_exact(checked) is None:
+    if byte_exact(checked) is None:
         empty = checked.count("")
         if empty != 0 or isinstance(empty, bool) or not isinstance(empty, int):
             # An empty layer must fit every budget, 0 included (invariant 1).
@@ -180,18 +181,6 @@ def _check_tokenizer(tok: object) -> Tokenizer:
                 "Tokenizer must count '' as 0 (count fixed per-prompt overhead outside it)"
             )
     return checked
-
-
-def _byte_exact(tokenizer: Tokenizer) -> int | None:
-    """bytes_per_token when counts are exactly ceil(bytes / bpt), else None."""
-    cls = type(tokenizer)
-    if cls is ApproximateTokenizer or (
-        isinstance(tokenizer, ApproximateTokenizer)
-        and cls.count is ApproximateTokenizer.count
-        and cls.truncate is ApproximateTokenizer.truncate
-    ):
-        return cast(ApproximateTokenizer, tokenizer).bytes_per_token
-    return None
 
 
 _DEFAULT_TOKENIZER = ApproximateTokenizer()
@@ -345,7 +334,7 @@ def assemble(
     merged_strategies = merge_strategies(strategies)
     tok = _check_tokenizer(_DEFAULT_TOKENIZER if tokenizer is None else tokenizer)
     clock = _check_now(now)
-    bpt = _byte_exact(tok)
+    bpt = byte_exact(tok)
     estimated = bool(tok.estimated)
 
     reports: list[LayerReport] = []

@@ -65,8 +65,25 @@ class ManifestSchemaError(AssemblyError):
     """A manifest that is not of this schema (wrong version, missing or mistyped fields)."""
 
 
-def _time(value: datetime | None) -> str | None:
-    return None if value is None else value.isoformat()
+_TIMES_HELD = 256
+_times: dict[int, tuple[datetime, str]] = {}
+"""Recently formatted datetimes by identity (with the object, so a reused id never matches):
+a build's units share their times, and a manifest formats each time more than once."""
+
+
+def iso_time(value: datetime | None) -> str | None:
+    """``value.isoformat()`` (None for None); a datetime object formatted lately is not
+    formatted again."""
+    if value is None:
+        return None
+    entry = _times.get(id(value))
+    if entry is not None and entry[0] is value:
+        return entry[1]
+    text = value.isoformat()
+    if len(_times) >= _TIMES_HELD:
+        _times.clear()  # races with another thread only cost a format
+    _times[id(value)] = (value, text)
+    return text
 
 
 def _parse_time(value: str | None) -> datetime | None:
@@ -88,7 +105,7 @@ class _Provenance:
             "index": self.index,
             "trust": self.trust,
             "version": self.version,
-            "observed_at": _time(self.observed_at),
+            "observed_at": iso_time(self.observed_at),
             "max_age": self.max_age,
         }
 
@@ -122,13 +139,17 @@ class UnitManifest(_Provenance):
     kept_chars: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        entry: dict[str, Any] = {
+        entry: dict[str, Any] = {  # the provenance keys inline: one dict, not two
             "id": self.id,
             "source": self.source,
             "sha256": self.sha256,
             "tokens": self.tokens,
             "truncated": self.truncated,
-            **self._provenance(),
+            "index": self.index,
+            "trust": self.trust,
+            "version": self.version,
+            "observed_at": iso_time(self.observed_at),
+            "max_age": self.max_age,
         }
         if self.truncated:
             entry["kept_chars"] = self.kept_chars
@@ -247,6 +268,10 @@ class Manifest:
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON-ready dict (``AssembledPrompt.manifest()``); ``now`` only when given."""
+        return self.to_dict_with_layers([layer.to_dict() for layer in self.layers])
+
+    def to_dict_with_layers(self, layers: list[dict[str, Any]]) -> dict[str, Any]:
+        """``to_dict`` with ``layers`` (each layer's ``to_dict``, perhaps shared) as its layers."""
         data: dict[str, Any] = {
             "manifest_version": self.schema_version,
             "digest": self.digest,
@@ -257,7 +282,7 @@ class Manifest:
             "layer_separator": self.layer_separator,
             "unit_separator": self.unit_separator,
             "truncation_marker": self.truncation_marker,
-            "layers": [layer.to_dict() for layer in self.layers],
+            "layers": layers,
         }
         if self.now is not None:
             data["now"] = self.now.isoformat()

@@ -9,7 +9,13 @@
 
 Design notes: the digest and the manifest are computed on first access and reused; what the
 manifest needs beyond the reports (every layer's units and how its strategy trimmed them) is
-kept privately here, so building a prompt costs nothing for a manifest nobody reads.
+kept privately here, so building a prompt costs nothing for a manifest nobody reads. A recorded
+build reads it every time, so it is built from what the assembly already has: the kept units'
+renderings (counted, not rendered again), texts hashed through a bounded memo, and, with a
+byte-exact tokenizer, whole layer manifests memoised by everything they are made of (a layer
+repeats from build to build; manifests are immutable, so equal inputs share one).
+``tests/core/test_manifest_reference.py`` checks the result byte for byte against a manifest
+built the slow way.
 """
 
 from __future__ import annotations
@@ -26,9 +32,11 @@ from harness.prompt_assembler.manifest import (
     LayerManifest,
     Manifest,
     UnitManifest,
+    iso_time,
 )
-from harness.prompt_assembler.render import kept_chars, render, sha256
-from harness.prompt_assembler.strategies.layer import LayerResult
+from harness.prompt_assembler.memo import Memo
+from harness.prompt_assembler.render import kept_chars, render, sha256, text_sha256
+from harness.prompt_assembler.strategies.layer import LayerResult, byte_exact
 from harness.prompt_assembler.values import (
     AUTHORITY,
     LAYER_SEPARATOR,
@@ -38,7 +46,7 @@ from harness.prompt_assembler.values import (
     LayerReport,
     Unit,
 )
-from harness.tokenizer import Tokenizer
+from harness.tokenizer import Tokenizer, utf8_len
 
 __all__ = ["STALE", "AssembledPrompt", "LayerTrim"]
 
@@ -119,37 +127,43 @@ class AssembledPrompt:
         return result
 
 
-def _provenance(unit: Unit, index: int) -> dict[str, Any]:
-    return {
-        "index": index,
-        "trust": unit.trust,
-        "version": unit.version,
-        "observed_at": unit.observed_at,
-        "max_age": None if unit.max_age is None else float(unit.max_age),
-    }
-
-
 def _layer_manifest(
-    report: LayerReport, trim: LayerTrim, count: Callable[[str], int]
+    report: LayerReport, trim: LayerTrim, count: Callable[[str], int], bpt: int | None
 ) -> LayerManifest:
+    """The layer's manifest, from what the assembly already has: the kept units' renderings
+    (``result.rendered``, one per kept unit, in order) are counted, not rendered again (with
+    ``bpt``, counts are ceil(UTF-8 bytes / bpt), inline), and texts are hashed through the
+    memo (``text_sha256``)."""
     units, _, stale_positions, result = trim
     positions: Sequence[int] = range(len(units)) if stale_positions is None else stale_positions
     kept_at = positions[result.start : result.stop]
+    renderings: Sequence[str | None] = result.rendered
+    if len(renderings) != len(kept_at):  # not one per kept unit: render them here
+        renderings = [None] * len(kept_at)
     last = len(kept_at) - 1
     entries = []
     for n, index in enumerate(kept_at):
         unit = units[index]
         cut = result.truncated and n == last
-        rendered = result.rendered[-1] if cut else render(unit)
+        rendered = renderings[n]
+        if rendered is None:
+            rendered = result.rendered[-1] if cut else render(unit)
+        max_age = unit.max_age
         entries.append(
             UnitManifest(
                 unit.id,
                 unit.source,
-                sha256(unit.text),
-                count(rendered),
+                text_sha256(unit.text),
+                count(rendered)
+                if bpt is None
+                else -(-(len(rendered) if rendered.isascii() else utf8_len(rendered)) // bpt),
                 cut,
                 kept_chars(unit, rendered) if cut else None,
-                **_provenance(unit, index),
+                index=index,
+                trust=unit.trust,
+                version=unit.version,
+                observed_at=unit.observed_at,
+                max_age=None if max_age is None else float(max_age),
             )
         )
     kept = set(kept_at)
@@ -158,9 +172,13 @@ def _layer_manifest(
         DroppedUnitManifest(
             unit.id,
             unit.source,
-            sha256(unit.text),
+            text_sha256(unit.text),
             result.drop_reason if index in fresh else STALE,
-            **_provenance(unit, index),
+            index=index,
+            trust=unit.trust,
+            version=unit.version,
+            observed_at=unit.observed_at,
+            max_age=None if unit.max_age is None else float(unit.max_age),
         )
         for index, unit in enumerate(units)
         if index not in kept
@@ -181,8 +199,70 @@ def _layer_manifest(
     )
 
 
+_LAYERS_MEMO: Memo[tuple[Any, ...], LayerManifest] = Memo(max_size=4 * 1024 * 1024)
+"""Layer manifests by everything they are built from (size: characters of unit text, plus
+``_ENTRY_COST`` per layer and unit for the objects: at most a few thousand layers)."""
+_ENTRY_COST = 512
+_MEMO_UNITS = 64
+"""Layers of more units are built every time (their keys would cost what they save)."""
+
+
+def _layer_key(report: LayerReport, trim: LayerTrim, bpt: int) -> tuple[Any, ...] | None:
+    """Everything a byte-exact layer's manifest is a function of, or None for a large layer.
+
+    The report's fields, the strategy's cut (which units it kept, the cut rendering, the drop
+    reason), the stale positions, and per unit every field its entry is made of (its time as
+    text: equal datetimes of different offsets format differently)."""
+    units, _, stale_positions, result = trim
+    if len(units) > _MEMO_UNITS:
+        return None
+    unit_keys = tuple(
+        [
+            (u.id, u.text, u.source, u.trust, u.version, iso_time(u.observed_at), u.max_age)
+            for u in units
+        ]
+    )
+    return (
+        bpt,
+        report.name,
+        str(report.strategy),
+        report.budget,
+        report.tokens,
+        report.estimated,
+        report.truncated,
+        report.kept,
+        report.dropped,
+        report.notes,
+        result.start,
+        result.stop,
+        result.truncated,
+        result.drop_reason,
+        stale_positions,
+        result.rendered[-1] if result.truncated else None,
+        unit_keys,
+    )
+
+
+def _memo_layer_manifest(
+    report: LayerReport, trim: LayerTrim, count: Callable[[str], int], bpt: int
+) -> LayerManifest:
+    """``_layer_manifest`` of a byte-exact layer, memoised: layers repeat from build to build
+    (a manifest is immutable, so the one built for equal inputs is shared)."""
+    key = _layer_key(report, trim, bpt)
+    if key is None:
+        return _layer_manifest(report, trim, count, bpt)
+    layer = _LAYERS_MEMO.get(key)
+    if layer is None:
+        layer = _layer_manifest(report, trim, count, bpt)
+        units = trim[0]
+        size = sum([len(unit.text) for unit in units]) + _ENTRY_COST * (len(units) + 1)
+        _LAYERS_MEMO.put(key, layer, size)
+    return layer
+
+
 def _build_manifest(prompt: AssembledPrompt) -> Manifest:
-    count = prompt._tokenizer.count
+    tokenizer = prompt._tokenizer
+    count, bpt = tokenizer.count, byte_exact(tokenizer)
     return Manifest(
         digest=prompt.digest,
         tokens=prompt.tokens,
@@ -193,7 +273,9 @@ def _build_manifest(prompt: AssembledPrompt) -> Manifest:
         unit_separator=UNIT_SEPARATOR,
         truncation_marker=TRUNCATION_MARKER,
         layers=tuple(
-            _layer_manifest(report, trim, count)
+            _layer_manifest(report, trim, count, None)
+            if bpt is None
+            else _memo_layer_manifest(report, trim, count, bpt)
             for report, trim in zip(prompt.layers, prompt._trims, strict=True)
         ),
         now=prompt._now,

@@ -383,3 +383,24 @@ def test_the_sqlite_file_is_plain_sqlite(store_path: Path) -> None:
     with closing(sqlite3.connect(store_path)) as connection:
         tables = {row[0] for row in connection.execute("SELECT name FROM sqlite_master")}
     assert {"harness_schema", "manifests", "manifest_texts", "manifest_parts"} <= tables
+
+
+async def test_after_a_failed_write_every_text_is_sent_again(
+    store_path: Path, make_record: RecordMaker
+) -> None:
+    # Texts lost behind the store's back (a restore from an older backup, say) are not noticed
+    # while the store believes them stored; a failed write ends that belief, so the next
+    # record stores its texts again and replays identical.
+    with anyio.fail_after(20):
+        async with ManifestStore.open(store_path, create=True, timeout=0.2) as store:
+            await store.record(make_record())
+            with closing(sqlite3.connect(store_path, isolation_level=None)) as other:
+                other.execute("DELETE FROM manifest_texts")
+                other.execute("BEGIN IMMEDIATE")  # hold the write lock: the next write fails
+                with pytest.raises(ManifestStoreError, match="locked"):
+                    await store.record(make_record())
+                other.execute("ROLLBACK")
+            record = make_record()
+            await store.record(record)
+            replay = await store.replay(record.manifest_id)
+            assert replay.identical, replay

@@ -15,8 +15,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import cast
 
 from harness.prompt_assembler.values import Unit
+from harness.tokenizer import ApproximateTokenizer, Tokenizer
 
 __all__ = [
     "REASON_AFTER_CUT",
@@ -25,6 +27,7 @@ __all__ = [
     "REASON_NO_MARKER",
     "REASON_NO_ROOM",
     "LayerResult",
+    "byte_exact",
     "drop_note",
     "empty",
     "ids",
@@ -53,6 +56,18 @@ class LayerResult:
     notes: list[str] = field(default_factory=list)
     nbytes: int = -1  # UTF-8 length of ``text``, when the byte path computed it
     drop_reason: str = ""  # why the dropped units are absent, for the manifest
+
+
+def byte_exact(tokenizer: Tokenizer) -> int | None:
+    """bytes_per_token when counts are exactly ceil(bytes / bpt), else None (the byte path)."""
+    cls = type(tokenizer)
+    if cls is ApproximateTokenizer or (
+        isinstance(tokenizer, ApproximateTokenizer)
+        and cls.count is ApproximateTokenizer.count
+        and cls.truncate is ApproximateTokenizer.truncate
+    ):
+        return cast(ApproximateTokenizer, tokenizer).bytes_per_token
+    return None
 
 
 def empty(n: int, note: str, reason: str) -> LayerResult:

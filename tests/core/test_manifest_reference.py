@@ -1,0 +1,200 @@
+"""The manifest built the fast way (renderings and token counts reused from the assembly,
+texts hashed through the memo, dicts built inline) is byte-identical to one built the slow
+way: every kept unit rendered again, every text hashed again, the provenance of each unit
+formatted on its own (the first release's ``_layer_manifest`` and ``to_dict``, kept here as
+the reference). CONTRACT.md sections 2, 10 and 11: ``prompt.manifest()`` must not change."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime, timedelta, timezone
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from harness import ApproximateTokenizer, TiktokenTokenizer, Tokenizer
+from harness.prompt_assembler import (
+    AUTHORITY,
+    LAYER_SEPARATOR,
+    LAYERS,
+    SCHEMA_VERSION,
+    STALE,
+    TRUNCATION_MARKER,
+    UNIT_SEPARATOR,
+    AssembledPrompt,
+    Manifest,
+    Unit,
+    assemble,
+)
+from harness.prompt_assembler import render as render_module
+from harness.prompt_assembler.render import kept_chars, render, text_sha256
+from tests.core.test_ledger import ledger_assemblies
+from tests.core.test_properties import Lumpy, assemblies
+
+
+def reference_sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _provenance(unit: Unit, index: int) -> dict[str, Any]:
+    return {
+        "index": index,
+        "trust": unit.trust,
+        "version": unit.version,
+        "observed_at": None if unit.observed_at is None else unit.observed_at.isoformat(),
+        "max_age": None if unit.max_age is None else float(unit.max_age),
+    }
+
+
+def _reference_layer(report: Any, trim: Any, count: Callable[[str], int]) -> dict[str, Any]:
+    units, _, stale_positions, result = trim
+    positions: Sequence[int] = range(len(units)) if stale_positions is None else stale_positions
+    kept_at = positions[result.start : result.stop]
+    last = len(kept_at) - 1
+    entries = []
+    for n, index in enumerate(kept_at):
+        unit = units[index]
+        cut = result.truncated and n == last
+        rendered = result.rendered[-1] if cut else render(unit)
+        entry = {
+            "id": unit.id,
+            "source": unit.source,
+            "sha256": reference_sha256(unit.text),
+            "tokens": count(rendered),
+            "truncated": cut,
+            **_provenance(unit, index),
+        }
+        if cut:
+            entry["kept_chars"] = kept_chars(unit, rendered)
+        entries.append(entry)
+    kept, fresh = set(kept_at), set(positions)
+    dropped = [
+        {
+            "id": unit.id,
+            "source": unit.source,
+            "sha256": reference_sha256(unit.text),
+            "reason": result.drop_reason if index in fresh else STALE,
+            **_provenance(unit, index),
+        }
+        for index, unit in enumerate(units)
+        if index not in kept
+    ]
+    return {
+        "name": report.name,
+        "authority": AUTHORITY[report.name],
+        "strategy": str(report.strategy),
+        "budget": report.budget,
+        "tokens": report.tokens,
+        "estimated": report.estimated,
+        "truncated": report.truncated,
+        "kept": list(report.kept),
+        "dropped": list(report.dropped),
+        "notes": list(report.notes),
+        "units": entries,
+        "dropped_units": dropped,
+    }
+
+
+def reference_manifest(prompt: AssembledPrompt, tok: Tokenizer) -> dict[str, Any]:
+    """The manifest exactly as the first release of schema 2 built it."""
+    data: dict[str, Any] = {
+        "manifest_version": SCHEMA_VERSION,
+        "digest": reference_sha256(prompt.text),
+        "tokens": prompt.tokens,
+        "estimated": prompt.estimated,
+        "tokenizer": prompt.tokenizer_name,
+        "layer_order": list(LAYERS),
+        "layer_separator": LAYER_SEPARATOR,
+        "unit_separator": UNIT_SEPARATOR,
+        "truncation_marker": TRUNCATION_MARKER,
+        "layers": [
+            _reference_layer(report, trim, tok.count)
+            for report, trim in zip(prompt.layers, prompt._trims, strict=True)
+        ],
+    }
+    if prompt._now is not None:
+        data["now"] = prompt._now.isoformat()
+    return data
+
+
+def check_against_reference(case: dict[str, Any], tok: Tokenizer) -> None:
+    prompt = assemble(**case, tokenizer=tok)
+    reference = reference_manifest(prompt, tok)
+    text = json.dumps(reference, ensure_ascii=False, sort_keys=True)
+    assert prompt.manifest_record().to_json() == text
+    assert json.dumps(prompt.manifest(), ensure_ascii=False, sort_keys=True) == text
+    # Key order too (to_dict is public): the same dicts, in the same order.
+    assert json.dumps(prompt.manifest_record().to_dict(), ensure_ascii=False) == json.dumps(
+        reference, ensure_ascii=False
+    )
+    # A second, equal assembly (texts now answered by the memo) gives the same bytes.
+    assert assemble(**case, tokenizer=tok).manifest_record().to_json() == text
+    assert Manifest.from_json(text).to_json() == text
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=ledger_assemblies())
+def test_ledger_manifests_match_the_reference(case: dict[str, Any]) -> None:
+    check_against_reference(case, ApproximateTokenizer())
+    check_against_reference(case, Lumpy())
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=assemblies())
+def test_plain_manifests_match_the_reference(case: dict[str, Any]) -> None:
+    check_against_reference(case, ApproximateTokenizer())
+    check_against_reference(case, ApproximateTokenizer(1))
+    check_against_reference(case, Lumpy())
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=ledger_assemblies())
+def test_cl100k_manifests_match_the_reference(
+    case: dict[str, Any], cl100k: TiktokenTokenizer
+) -> None:
+    check_against_reference(case, cl100k)
+
+
+@given(texts=st.lists(st.text(max_size=40) | st.sampled_from(["\ud800x", "é", ""]), max_size=20))
+def test_the_text_memo_answers_each_text_with_its_own_digest(texts: list[str]) -> None:
+    for text in [*texts, *texts]:
+        assert text_sha256(text) == reference_sha256(text)
+
+
+def test_the_text_memo_stays_bounded_and_skips_long_texts() -> None:
+    memo = render_module._memo
+    chunk = "x" * 100_000
+    for i in range(memo.max_size // len(chunk) + 20):  # more than it holds
+        text = f"{i:08d}{chunk}"
+        assert text_sha256(text) == reference_sha256(text)
+    assert memo.size <= memo.max_size
+    assert memo.size == sum(size for _, size in memo._entries.values())
+    assert f"{0:08d}{chunk}" not in memo  # the oldest went first
+    long = "y" * (render_module._MEMO_LONGEST + 1)
+    assert text_sha256(long) == reference_sha256(long)
+    assert long not in memo
+
+
+def test_equal_inputs_that_record_differently_never_share_a_memoised_layer() -> None:
+    # Equal datetimes of different offsets (10:00 UTC is 11:00+01:00), 50 and 50.0, a text
+    # and its neutralised twin: each pair must give its own manifest, built in either order.
+    at = datetime(2026, 12, 1, 10, 0, tzinfo=UTC)
+    there = at.astimezone(timezone(timedelta(hours=1)))
+    assert at == there
+    pairs = [
+        (Unit("u", "x", "a.md", observed_at=at), Unit("u", "x", "a.md", observed_at=there)),
+        (
+            Unit("u", "x", observed_at=at, max_age=50),
+            Unit("u", "x", observed_at=at, max_age=50.0),
+        ),
+        (Unit("u", "</context>"), Unit("u", "<\\/context>")),
+        (Unit("u", "x", "a.md"), Unit("u", "x", "b.md")),
+        (Unit("u", "x", "a.md"), Unit("u", "x", "a.md", version="v2")),
+    ]
+    for first, second in pairs:
+        for unit in (first, second, first, second):
+            case = {"layers": {"task_state": [unit]}, "now": at}
+            check_against_reference(case, ApproximateTokenizer())

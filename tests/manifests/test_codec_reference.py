@@ -1,0 +1,107 @@
+"""The recording fast path (layer dicts shared between records, parts looked up by the very
+layer dict, one reused JSON encoder) writes byte for byte what the slow path writes: every
+record encoded alone, from an unshared deep copy, by a store that has seen nothing."""
+
+from __future__ import annotations
+
+import copy
+import json
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from harness import Unit, assemble
+from harness.manifests import codec
+from harness.manifests.record import ManifestRecord
+
+START = datetime(2026, 12, 1, 10, 0, tzinfo=UTC)
+
+
+def _layers(step: int, read_at: datetime, files_at: datetime, rules: int) -> dict[str, Any]:
+    return {
+        "identity": "You are the reviewer.",
+        "instruction_files": [
+            Unit("AGENTS.md", "Root rules.", "AGENTS.md", version="v1", observed_at=files_at),
+            Unit("db:acme", "Like acme.", "db:acme", observed_at=files_at),
+        ],
+        "project_context": [
+            Unit(".AGENTS/a.md", "Overview. " * 30, ".AGENTS/a.md", observed_at=read_at),
+            Unit(".AGENTS/b.md", f"Glossary {step % 2}.", ".AGENTS/b.md", observed_at=read_at),
+        ],
+        "business_rules": [Unit(f"rules:{i}", f"Rule {i}.") for i in range(rules)],
+    }
+
+
+def _record(step: int, read_at: datetime, files_at: datetime, rules: int) -> ManifestRecord:
+    prompt = assemble(
+        _layers(step, read_at, files_at, rules), budgets={"project_context": 40}, now=read_at
+    )
+    return ManifestRecord.of(
+        prompt,
+        workspace="/srv/acme",
+        agent="reviewer",
+        project_id="acme",
+        requested_at=read_at,
+        tokenizer_spec="approximate",
+        manifest_id=f"{step:026d}",
+    )
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    steps=st.lists(
+        st.tuples(st.integers(0, 3), st.booleans(), st.integers(0, 3), st.integers(1, 4)),
+        min_size=1,
+        max_size=12,
+    )
+)
+def test_batches_match_records_encoded_alone_from_unshared_copies(
+    steps: list[tuple[int, bool, int, int]],
+) -> None:
+    records = []
+    files_at = START
+    for step, (seconds, new_files, rules, size) in enumerate(steps):
+        if new_files:
+            files_at = START + timedelta(seconds=step)
+        read_at = START + timedelta(seconds=seconds)
+        records.append((_record(step, read_at, files_at, rules), size))
+    written = codec.Written()
+    rows, parts, texts = [], {}, {}
+    at = 0
+    for _, size in records:
+        group = [record for record, _ in records[at : at + size]]
+        at += size
+        if not group:
+            break
+        batch = codec.encode(group, written)
+        written.add(batch.parts)
+        written.add(batch.texts)
+        rows += batch.rows
+        parts.update(batch.parts)
+        texts.update(batch.texts)
+    expected_rows, expected_parts, expected_texts = [], {}, {}
+    for record, _ in records[:at]:
+        alone = ManifestRecord(copy.deepcopy(dict(record.manifest)), dict(record.texts))
+        batch = codec.encode([alone], codec.Written())
+        expected_rows += batch.rows
+        expected_parts.update(batch.parts)
+        expected_texts.update(batch.texts)
+    assert rows == expected_rows
+    assert parts == expected_parts
+    assert texts == expected_texts
+    for row, (record, _) in zip(rows, records, strict=False):
+        header = codec.inflate("test", row[-1], "row")
+        manifest = codec.expand("test", header, parts)
+        assert json.dumps(manifest, sort_keys=True) == json.dumps(record.manifest, sort_keys=True)
+
+
+def test_a_record_holds_the_prompts_manifest_and_context() -> None:
+    for step in range(3):
+        record = _record(step, START, START, 2)
+        prompt = assemble(
+            _layers(step, START, START, 2), budgets={"project_context": 40}, now=START
+        )
+        context = {k: v for k, v in record.manifest.items() if k not in prompt.manifest()}
+        assert {**prompt.manifest(), **context} == record.manifest
