@@ -26,7 +26,7 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
@@ -100,27 +100,11 @@ def _target_option(sub: argparse.ArgumentParser) -> None:
     )
 
 
-def _build_parser() -> _Parser:
-    parser = _Parser(
-        prog="harness",
-        description="Inspect the context an agent gets: instruction files, prompt layers, budgets.",
-    )
-    parser.add_argument("--version", action="version", version=f"harness {__version__}")
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    commands.required = True
-
-    def common(sub: argparse.ArgumentParser, *, agent_required: bool) -> None:
-        sub.add_argument("workspace", metavar="WORKSPACE", help="the workspace directory")
-        sub.add_argument("--agent", required=agent_required, metavar="SLUG", help="agent slug")
-        sub.add_argument("--project-id", metavar="ID", help="project id for the database row")
-        sub.add_argument(
-            "--db",
-            metavar="PATH_OR_URL",
-            help="agent_instructions: an SQLite file, or a postgresql:// URL",
-        )
-        sub.add_argument("--config", metavar="PATH", help="harness TOML config file")
-        _target_option(sub)
-
+def _debug_parser(
+    commands: argparse._SubParsersAction[_Parser],
+    common: Callable[..., None],
+) -> argparse.ArgumentParser:
+    """The ``debug`` subcommand and its options."""
     debug = commands.add_parser(
         "debug",
         help="print the layer report and the assembled prompt",
@@ -154,6 +138,32 @@ def _build_parser() -> _Parser:
     )
     debug.add_argument("--rules", metavar="FILE", help="business rules, one unit per line")
     debug.add_argument("--task-state", metavar="FILE", help="task state, one unit per line")
+
+    return debug
+
+
+def _build_parser() -> _Parser:
+    parser = _Parser(
+        prog="harness",
+        description="Inspect the context an agent gets: instruction files, prompt layers, budgets.",
+    )
+    parser.add_argument("--version", action="version", version=f"harness {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    commands.required = True
+
+    def common(sub: argparse.ArgumentParser, *, agent_required: bool) -> None:
+        sub.add_argument("workspace", metavar="WORKSPACE", help="the workspace directory")
+        sub.add_argument("--agent", required=agent_required, metavar="SLUG", help="agent slug")
+        sub.add_argument("--project-id", metavar="ID", help="project id for the database row")
+        sub.add_argument(
+            "--db",
+            metavar="PATH_OR_URL",
+            help="agent_instructions: an SQLite file, or a postgresql:// URL",
+        )
+        sub.add_argument("--config", metavar="PATH", help="harness TOML config file")
+        _target_option(sub)
+
+    debug = _debug_parser(commands, common)
 
     sources = commands.add_parser(
         "sources", help="list the discovered instruction files in precedence order"

@@ -359,7 +359,6 @@ class Harness:
         chosen = await self._resolved_tokenizer(spec)
         rules = _units("business_rules", business_rules)
         state = _units("task_state", task_state)
-
         instruction_set = await self._instruction_files.load_resolved(
             resolved, agent=agent, project_id=project_id, targets=targets
         )
@@ -370,7 +369,6 @@ class Harness:
         prompt = await self._assemble(layers, merged, chosen, now)
         warnings = [*instruction_set.warnings, *project_context.warnings]
         warnings.extend(_emptied_by_budget(prompt))
-        envelope = self.config.envelope
         if self._provenance is not None:  # durable before the prompt is handed out, or no prompt
             prompt = await self._provenance.recorded(
                 prompt,
@@ -389,7 +387,7 @@ class Harness:
             project_id=project_id,
             instruction_set=instruction_set,
             project_context=project_context,
-            envelope=envelope,
+            envelope=self.config.envelope,
             budgets=merged,
             tokenizer_name=chosen.name,
             warnings=tuple(warnings),

@@ -25,9 +25,10 @@ from __future__ import annotations
 import dataclasses
 import functools
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 
 import anyio
 import anyio.to_thread
@@ -79,31 +80,8 @@ async def read_sources(
         except Exception as exc:
             walked.error = exc
 
-    row = StoreRead(None)
     try:
-        if project_id is None:
-            await walk()
-        elif store is None:
-            await walk()
-            row = StoreRead(
-                None,
-                (
-                    f"{source_path(project_id, agent)}: not loaded: no database is "
-                    "configured (pass database= to InstructionFiles or Harness)",
-                ),
-            )
-        else:
-            failure: Exception | None = None
-            async with anyio.create_task_group() as group:
-                group.start_soon(walk)
-                try:
-                    row = await store.read(project_id, agent)
-                except Exception as exc:  # raised below, unwrapped by the task group
-                    failure = exc
-                    stop.set()
-                    group.cancel_scope.cancel()
-            if failure is not None:
-                raise failure
+        row = await _walk_and_read(walk, stop, store, project_id, agent)
     finally:
         stop.set()  # an abandoned walk thread (cancelled load) stops soon after
     if walked.error is not None:
@@ -118,3 +96,38 @@ async def read_sources(
         dataclasses.replace(files, sources=sources, warnings=warnings, observed_at=observed_at),
         snapshot,
     )
+
+
+async def _walk_and_read(
+    walk: Callable[[], Coroutine[Any, Any, None]],
+    stop: threading.Event,
+    store: InstructionStore | None,
+    project_id: str | None,
+    agent: str,
+) -> StoreRead:
+    """Run ``walk`` and, concurrently, read the row; a store failure stops the walk."""
+    if project_id is None:
+        await walk()
+        return StoreRead(None)
+    if store is None:
+        await walk()
+        return StoreRead(
+            None,
+            (
+                f"{source_path(project_id, agent)}: not loaded: no database is "
+                "configured (pass database= to InstructionFiles or Harness)",
+            ),
+        )
+    row = StoreRead(None)
+    failure: Exception | None = None
+    async with anyio.create_task_group() as group:
+        group.start_soon(walk)
+        try:
+            row = await store.read(project_id, agent)
+        except Exception as exc:  # raised below, unwrapped by the task group
+            failure = exc
+            stop.set()
+            group.cancel_scope.cancel()
+    if failure is not None:
+        raise failure
+    return row

@@ -133,7 +133,8 @@ def _layer_manifest(
     """The layer's manifest, from what the assembly already has: the kept units' renderings
     (``result.rendered``, one per kept unit, in order) are counted, not rendered again (with
     ``bpt``, counts are ceil(UTF-8 bytes / bpt), inline), and texts are hashed through the
-    memo (``text_sha256``)."""
+    memo (``text_sha256``). It runs for every recorded build, once per unit: kept in one
+    function with local names (no per-unit calls), hence its length."""
     units, _, stale_positions, result = trim
     positions: Sequence[int] = range(len(units)) if stale_positions is None else stale_positions
     kept_at = positions[result.start : result.stop]
