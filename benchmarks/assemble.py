@@ -4,8 +4,8 @@ Run: ``python benchmarks/assemble.py`` (``--quick`` for a small, fast run). Prin
 per target with both timings, the ratio and whether the target is met; always exits 0.
 
 Row 0 (issue 18): the fixed cost of a small call, ``assemble`` of an identity and five business
-rules, against the same call on the code in ``--before`` (default ``/work/main``, the main
-checkout; a child interpreter imports ``harness`` from there), in the same run.
+rules, against the same call on the code in ``--before CHECKOUT`` (e.g. a checkout of
+the code before a change; a child interpreter imports ``harness`` from there), in the same run.
 
 Workload of the other rows: N business-rule units of about 200 bytes (about one in ten has
 non-ASCII text) in the ``business_rules`` layer (``drop_whole_units``), budget set so that
@@ -210,8 +210,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--before",
         type=Path,
-        default=Path("/work/main"),
-        help="checkout whose harness is the 'before' of the small-call row (default /work/main)",
+        default=None,
+        help="checkout whose harness is the 'before' of the small-call row (row left out without)",
     )
     parser.add_argument("--scaling-child", metavar="N,SCALE,REPEAT", help=argparse.SUPPRESS)
     parser.add_argument("--small-child", metavar="ROOT,LOOPS,REPEAT", help=argparse.SUPPRESS)
@@ -235,7 +235,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     # 0. The fixed cost of a small call, before (another checkout, in a child) and after.
     loops = 2_000 if args.quick else 20_000
-    if (args.before / "harness" / "__init__.py").is_file():
+    if args.before is not None and (args.before / "harness" / "__init__.py").is_file():
         t_before = small_call_in_child(args.before, loops, repeat)
         t_after = small_call_in_child(Path(__file__).resolve().parents[1], loops, repeat)
         rows.append(
