@@ -13,8 +13,8 @@ Cases (same payload, same number of calls for each side):
   against ``subprocess.run(["/bin/sh", "-c", "true"])``, in the same run. Target ratio <= 1.3.
 
 ``--before CHECKOUT`` adds a column: the same chains built with the ``Hooks`` of another
-checkout of harness (e.g. ``--before ../harness-before``, a checkout of the code before a change), loaded from its
-``harness/hooks/hooks.py`` and timed in the same run.
+checkout of harness (e.g. ``--before ../harness-before``, the code before a change), loaded
+from its ``harness/hooks/hooks.py`` and timed in the same run.
 
 Usage: ``python benchmarks/hooks.py [--quick] [--before CHECKOUT]``. Timings are best-of-N
 rounds, per call.

@@ -1,4 +1,5 @@
-"""Fixtures shared by every test directory: the genuine cl100k_base tokenizer, loaded once."""
+"""Fixtures shared by every test directory: the shipped defaults whatever the shell exports,
+and the genuine cl100k_base tokenizer, loaded once."""
 
 from __future__ import annotations
 
@@ -8,6 +9,12 @@ from pathlib import Path
 import pytest
 
 from harness import TiktokenTokenizer
+
+
+@pytest.fixture(autouse=True)
+def _no_env_config(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests start from the shipped defaults whatever the developer's shell exports."""
+    monkeypatch.delenv("HARNESS_CONFIG", raising=False)
 
 
 @pytest.fixture(scope="session")

@@ -34,6 +34,8 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
+from harness.workspace.reading import FileRead, read_file, reason
+
 __all__ = ["TrackedPaths", "git_dirs", "load_tracked"]
 
 _FLAGS = (
@@ -155,25 +157,26 @@ def load_tracked(root: str) -> tuple[TrackedPaths, str | None]:
         return EMPTY, f"the git index cannot be opened ({exc.strerror or exc})"
     try:
         info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            return EMPTY, "the git index is not a regular file"
-        key = (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
-        with _lock:
-            cached = _cache.get(path)
-            if cached is not None and cached[0] == key:
-                _cache.move_to_end(path)
-                return cached[1], None
-        if info.st_size > _MAX_INDEX_BYTES:
-            return EMPTY, f"the git index is over the {_MAX_INDEX_BYTES}-byte cap"
-        chunks = []
-        while chunk := os.read(fd, 1 << 20):
-            chunks.append(chunk)
     except OSError as exc:
-        return EMPTY, f"the git index cannot be read ({exc.strerror or exc})"
-    finally:
         os.close(fd)
+        return EMPTY, f"the git index cannot be read ({exc.strerror or exc})"
+    key = (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
+    with _lock:
+        cached = _cache.get(path)
+        if cached is not None and cached[0] == key:
+            _cache.move_to_end(path)
+    if cached is not None and cached[0] == key:  # unchanged since it was read: not read again
+        os.close(fd)
+        return cached[1], None
+    found = read_file(fd, cap=_MAX_INDEX_BYTES)  # the one capped reader (closes fd)
+    if found.problem in ("size", "grew"):
+        return EMPTY, f"the git index is over the {_MAX_INDEX_BYTES}-byte cap"
+    if found.problem == "special":
+        return EMPTY, "the git index is not a regular file"
+    if found.problem is not None:
+        return EMPTY, f"the git index cannot be read ({_reason(found)})"
     try:
-        tracked = _parse(b"".join(chunks))
+        tracked = _parse(found.data)
     except Exception as exc:  # any malformed index: dulwich raises several kinds
         return EMPTY, f"the git index cannot be parsed ({type(exc).__name__}: {exc})"
     with _lock:
@@ -182,3 +185,7 @@ def load_tracked(root: str) -> tuple[TrackedPaths, str | None]:
         while len(_cache) > _CACHE_SIZE:
             _cache.popitem(last=False)
     return tracked, None
+
+
+def _reason(found: FileRead) -> str:
+    return reason(found.error) if found.error is not None else "unknown error"

@@ -37,10 +37,10 @@ they can match.
 from __future__ import annotations
 
 import os
-import stat
 from dataclasses import dataclass, field
 
 from harness.workspace.git_index import TrackedPaths, git_dirs, load_tracked
+from harness.workspace.reading import read_file, reason
 from harness.workspace.wildmatch import (
     Matcher,
     compile_wildmatch,
@@ -339,19 +339,15 @@ def _read_exclude(root: str) -> tuple[IgnoreFile | None, str | None]:
         return None, None
     except OSError as exc:
         return None, f"cannot be opened ({exc.strerror or exc})"
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            return None, None  # git reads only what it can read as a file
-        data = os.read(fd, EXCLUDE_MAX_BYTES + 1)
-        while len(data) <= EXCLUDE_MAX_BYTES and (more := os.read(fd, 1 << 16)):
-            data += more
-    except OSError as exc:
-        return None, f"cannot be read ({exc.strerror or exc})"
-    finally:
-        os.close(fd)
-    if len(data) > EXCLUDE_MAX_BYTES:
+    found = read_file(fd, cap=EXCLUDE_MAX_BYTES)  # the one capped reader (closes fd)
+    if found.problem == "special":
+        return None, None  # git reads only what it can read as a file
+    if found.problem in ("size", "grew"):
         return None, f"is over the {EXCLUDE_MAX_BYTES}-byte cap"
+    if found.problem is not None:
+        assert found.error is not None  # "open" and "read" carry theirs
+        return None, f"cannot be read ({reason(found.error)})"
+    data = found.data
     parsed, _ = IgnoreFile.parse("", data)
     return (None if parsed.empty else parsed), None
 

@@ -8,15 +8,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-ACME = ROOT / "examples" / "acme"
-ACME_DB = ROOT / "examples" / "acme.db"
-
-
-@pytest.fixture(autouse=True)
-def _no_env_config(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Tests start from the shipped defaults whatever the developer's shell exports."""
-    monkeypatch.delenv("HARNESS_CONFIG", raising=False)
+from tests.cli import ACME, ACME_DB
 
 
 @pytest.fixture

@@ -13,31 +13,12 @@ import anyio
 import pytest
 
 from harness import Harness
+from tests.cli import ACME_ARGS, ROOT, harness_cli
 
-ROOT = Path(__file__).resolve().parents[2]
-ACME_ARGS = [
-    "examples/acme",
-    "--agent",
-    "reviewer",
-    "--project-id",
-    "acme",
-    "--db",
-    "examples/acme.db",
-]
 LAYER_FILES = [
     "--rules", "examples/acme/business-rules.txt",
     "--task-state", "examples/acme/task-state.jsonl",
 ]  # fmt: skip
-
-
-def harness_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "harness", *args],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
 
 
 def test_debug_with_rules_and_task_state_files() -> None:

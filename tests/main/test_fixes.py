@@ -6,14 +6,14 @@ from __future__ import annotations
 import json
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from harness.unit_files import UnitFileError, read_unit_file, split_lines
+from tests.cli import ACME_ARGS, ROOT, harness_cli_bytes
 
-ROOT = Path(__file__).resolve().parents[2]
+ACME = ["debug", *ACME_ARGS]
 ACME = [
     "debug",
     "examples/acme",
@@ -26,10 +26,7 @@ ACME = [
 ]
 
 
-def cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run(
-        [sys.executable, "-m", "harness", *args], cwd=cwd, capture_output=True, timeout=60
-    )
+cli = harness_cli_bytes
 
 
 def one_error_line(result: subprocess.CompletedProcess[bytes]) -> str:

@@ -7,7 +7,6 @@ from __future__ import annotations
 import hashlib
 import io
 import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -16,8 +15,9 @@ import pytest
 
 from harness import Harness, TargetOutsideWorkspace, debug
 from harness.debug import scope_line
+from tests.cli import ROOT
+from tests.cli import harness_cli as run_cli
 
-ROOT = Path(__file__).resolve().parents[2]
 Tree = Callable[[dict[str, str | bytes]], Path]
 
 FILES: dict[str, str | bytes] = {
@@ -84,15 +84,8 @@ def test_the_debug_print_header_says_what_the_build_was_scoped_to(tree: Tree) ->
 
 
 def harness_cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    env = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}
-    return subprocess.run(
-        [sys.executable, "-m", "harness", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=env,
-    )
+    """From any directory: the package comes from PYTHONPATH, not the current directory."""
+    return run_cli(*args, cwd=cwd, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
 
 
 def test_cli_targets_are_workspace_relative_not_cwd_relative(tree: Tree) -> None:

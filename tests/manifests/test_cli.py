@@ -8,17 +8,10 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
+from tests.cli import ACME, ACME_DB
 from tests.manifests.helpers import sql
 
-ROOT = Path(__file__).resolve().parents[2]
-ACME = ROOT / "examples" / "acme"
-ACME_DB = ROOT / "examples" / "acme.db"
 DEBUG = ["debug", str(ACME), "--agent", "reviewer", "--project-id", "acme", "--db", str(ACME_DB)]
-
-
-@pytest.fixture(autouse=True)
-def _no_env_config(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("HARNESS_CONFIG", raising=False)
 
 
 def _record(store: Path, capsys: pytest.CaptureFixture[str], *extra: str) -> str:

@@ -16,16 +16,9 @@ import pytest
 
 from harness import Harness
 from harness.manifests import ManifestStore, ManifestStoreError
+from tests.cli import ACME, ACME_DB, ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
-ACME = ROOT / "examples" / "acme"
-ACME_DB = ROOT / "examples" / "acme.db"
 RULES = ["Never log card numbers.", "Refunds need two approvals."]
-
-
-@pytest.fixture(autouse=True)
-def _no_env_config(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("HARNESS_CONFIG", raising=False)
 
 
 async def test_a_recorded_build_carries_its_id_and_replays_identical(store_path: Path) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from pathlib import Path
 
 import anyio
 import asyncpg
@@ -12,15 +11,7 @@ import pytest
 from harness import Harness
 from harness.manifests import ManifestStore, ManifestStoreError
 from harness.manifests.sqlite import SCHEMA_VERSION
-
-ROOT = Path(__file__).resolve().parents[2]
-ACME = ROOT / "examples" / "acme"
-ACME_DB = ROOT / "examples" / "acme.db"
-
-
-@pytest.fixture(autouse=True)
-def _no_env_config(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("HARNESS_CONFIG", raising=False)
+from tests.cli import ACME, ACME_DB
 
 
 @pytest.fixture

@@ -8,24 +8,16 @@ file, must show up escaped in ``harness sources`` and on the stderr of ``harness
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.cli import harness_cli
+
 EVIL = "evil\x1b[31m\nforged: line"
 
 
-def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "harness", *args],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+_cli = harness_cli
 
 
 @pytest.fixture
