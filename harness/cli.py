@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, NoReturn
 
 from harness._version import __version__
 from harness.errors import HarnessError, single_cause
+from harness.stores import is_url
 
 if TYPE_CHECKING:
     from harness.config import HarnessConfig
@@ -192,7 +193,7 @@ def _check_paths(args: argparse.Namespace) -> None:
         raise UsageError(f"workspace {args.workspace!r} does not exist")
     if not workspace.is_dir():
         raise UsageError(f"workspace {args.workspace!r} is not a directory")
-    if args.db is not None and _is_path(args.db) and not Path(args.db).is_file():
+    if args.db is not None and not is_url(args.db) and not Path(args.db).is_file():
         if not Path(args.db).exists():
             raise UsageError(f"--db {args.db!r}: no such database file")
         raise UsageError(f"--db {args.db!r}: not a database file (not a regular file)")
@@ -306,12 +307,6 @@ def _config(args: argparse.Namespace) -> HarnessConfig:
     from harness.config import load_config
 
     return load_config(args.config)
-
-
-def _is_path(database: str) -> bool:
-    from harness.instruction_files.stores import url_scheme
-
-    return url_scheme(database) is None
 
 
 def _one_line(exc: BaseException) -> str:

@@ -249,7 +249,7 @@ class Harness:
             stack.push_async_callback(self._instruction_files.aclose)
             if self._provenance is not None:  # open before the tree, closed after it
                 await self._provenance.open()
-                stack.push_async_callback(self._provenance.close)
+                stack.push_async_callback(self._provenance.aclose)
             supervisor = Supervisor(
                 self.child_specs(),
                 strategy="one_for_one",

@@ -39,17 +39,23 @@ from typing import Any
 
 from harness.manifests.errors import ManifestStoreError
 from harness.manifests.record import ManifestRecord
+from harness.stores import fits_text
 
 __all__ = [
+    "SCHEMA_VERSION",
     "Batch",
     "Row",
     "Written",
+    "check_record",
     "encode",
     "expand",
     "inflate",
     "part_addresses",
     "summary",
 ]
+
+SCHEMA_VERSION = 1
+"""The version of this layout, recorded in every store (``harness_schema``) and checked on open."""
 
 Row = tuple[str, str, str, str | None, str, str, bytes]
 """(manifest_id, requested_at, agent, project_id, workspace, digest, manifest blob)."""
@@ -173,10 +179,37 @@ def _with_volatile(layer: dict[str, Any], values: Sequence[Any]) -> dict[str, An
     return layer
 
 
+_COLUMNS = {
+    "manifest_id": "manifest id",
+    "requested_at": "time",
+    "agent": "agent",
+    "project_id": "project id",
+    "workspace": "workspace path",
+    "digest": "digest",
+}
+"""The manifest's values stored as text columns (what ``list`` filters on), and their names."""
+
+
+def check_record(record: ManifestRecord) -> None:
+    """Raise ``ManifestStoreError`` for a record no store can hold: a column that is not text
+    (a workspace path in another encoding arrives with lone surrogates). Checked per build,
+    before it joins a batch, so that only that build fails."""
+    manifest = record.manifest
+    for key, what in _COLUMNS.items():
+        value = manifest.get(key)
+        if isinstance(value, str) and not fits_text(value):
+            raise ManifestStoreError(
+                f"this build cannot be recorded: its {what} {value!r} is not valid UTF-8 "
+                "(bytes of another encoding, e.g. in a directory name): rename it, or build "
+                "without a manifest store"
+            )
+
+
 def encode(records: Sequence[ManifestRecord], written: Written) -> Batch:
     """The batch that stores ``records`` (see the module notes)."""
     batch = Batch()
     for record in records:
+        check_record(record)
         manifest = record.manifest
         header = {key: manifest[key] for key in _PER_BUILD if key in manifest}
         settings = {k: v for k, v in manifest.items() if k not in header and k != "layers"}

@@ -20,24 +20,23 @@ Design notes:
   found closed is replaced on the next call; a call that fails raises ``ManifestStoreError``.
 - Only bound parameters (``$1``...) reach SQL; ``statement_timeout`` is the store's timeout;
   every message names the database by its redacted URL and is scrubbed of its password
-  (``harness.instruction_files.stores.postgres.errors``).
+  (``harness.stores.secrets``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import builtins
-import socket
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import asyncpg  # type: ignore[import-untyped]  # no stubs or py.typed (asyncpg 0.32)
 
-from harness.instruction_files.stores.postgres.errors import cause, passwords_of, redact, scrub
-from harness.manifests.codec import Batch, Row
+from harness.manifests.codec import SCHEMA_VERSION, Batch, Row
 from harness.manifests.errors import ManifestStoreError
-from harness.manifests.sqlite import SCHEMA_VERSION
+from harness.stores.postgres import FAILURES, advice
+from harness.stores.secrets import cause, passwords_of, redact, scrub
 
 __all__ = ["POSTGRES_MANIFEST_SCHEMA_SQL", "PostgresBackend"]
 
@@ -68,24 +67,9 @@ _COLUMNS = "manifest_id, requested_at, agent, project_id, workspace, digest, man
 
 
 def _advice(exc: BaseException, timeout: float) -> str:
-    text = str(exc) or type(exc).__name__
-    if isinstance(
-        exc, asyncpg.InvalidPasswordError | asyncpg.InvalidAuthorizationSpecificationError
-    ):
-        return f"refused the login ({text}): check the user and password in the URL"
-    if isinstance(exc, asyncpg.InvalidCatalogNameError):
-        return f"cannot be opened ({text}): create the database or fix its name in the URL"
     if isinstance(exc, asyncpg.InsufficientPrivilegeError):
-        return f"refused ({text}): GRANT the role SELECT and INSERT on the harness_manifest tables"
-    if isinstance(exc, asyncpg.QueryCanceledError | TimeoutError | asyncio.TimeoutError):
-        return f"did not answer within {timeout:g}s: retry once the server is less busy"
-    if isinstance(exc, socket.gaierror | ConnectionRefusedError | FileNotFoundError):
-        return f"cannot be reached ({text}): start PostgreSQL, or fix the host or port in the URL"
-    if isinstance(exc, asyncpg.ClientConfigurationError | ValueError):
-        return f"is not a usable URL ({text}): write postgresql://user:password@host:port/db"
-    if isinstance(exc, asyncpg.ConnectionDoesNotExistError | ConnectionError | OSError):
-        return f"lost the connection ({text}): check that the server is up, then retry"
-    return f"failed ({type(exc).__name__}: {text}): check the server's log"
+        return f"refused ({exc}): GRANT the role SELECT and INSERT on the harness_manifest tables"
+    return advice(exc, timeout=timeout, timeout_hint="the store's timeout")
 
 
 class PostgresBackend:
@@ -132,7 +116,7 @@ class PostgresBackend:
         try:
             await backend._check_schema(create)
         except BaseException:
-            await backend.close()
+            await backend.aclose()
             raise
         return backend
 
@@ -151,7 +135,7 @@ class PostgresBackend:
                 for table in _TABLES
                 if not await self._connection.fetchval("SELECT to_regclass($1)", table)
             ]
-        except (TimeoutError, asyncpg.PostgresError, OSError) as exc:
+        except FAILURES as exc:
             raise self._error(exc, "opening") from None
         if version is None:
             raise ManifestStoreError(
@@ -179,7 +163,7 @@ class PostgresBackend:
         try:
             connection = await self._live()
             return list(await connection.fetch(query, *args))
-        except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError, TimeoutError) as exc:
+        except FAILURES as exc:
             raise self._error(exc, doing) from None
 
     async def write(self, batch: Batch) -> None:
@@ -203,7 +187,7 @@ class PostgresBackend:
                     "VALUES ($1, $2, $3, $4, $5, $6, $7)",
                     batch.rows,
                 )
-        except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError, TimeoutError) as exc:
+        except FAILURES as exc:
             raise self._error(exc, f"recording {len(batch.rows)} build(s)") from None
 
     async def row(self, manifest_id: str) -> bytes | None:
@@ -240,7 +224,7 @@ class PostgresBackend:
         )
         return [(*row[:6], bytes(row[6])) for row in found]
 
-    async def close(self) -> None:
+    async def aclose(self) -> None:
         connection, self._connection = self._connection, None
         if connection is not None and not connection.is_closed():
             try:

@@ -10,7 +10,7 @@
     spec = provenance.child_spec()                 # the recorder, for the Harness tree
     manifest_id = await provenance.record(prompt, workspace=..., agent=..., project_id=None,
                                           requested_at=datetime.now(UTC), tokenizer_spec=None)
-    await provenance.close()                       # after the tree (and so the drain) stopped
+    await provenance.aclose()                      # after the tree (and so the drain) stopped
 
 Design notes: the Harness opens the store before its tree starts and closes it after the tree
 stopped, so the recorder (a child of the tree, stopped first) drains into an open store and
@@ -30,9 +30,10 @@ from pathlib import Path
 from harness.manifests.errors import ManifestStoreError
 from harness.manifests.record import ManifestRecord
 from harness.manifests.recorder import Recorder
-from harness.manifests.store import ManifestStore, is_url
+from harness.manifests.store import ManifestStore
 from harness.prompt_assembler import AssembledPrompt
 from harness.runtime import ChildSpec
+from harness.stores import is_url
 from harness.tokenizer import Tokenizer
 
 __all__ = ["Provenance"]
@@ -58,7 +59,7 @@ class Provenance:
 
     @property
     def store(self) -> ManifestStore | None:
-        """The open store (None before ``open`` and after ``close``)."""
+        """The open store (None before ``open`` and after ``aclose``)."""
         return self._store
 
     async def open(self) -> ManifestStore:
@@ -72,11 +73,11 @@ class Provenance:
         spec: ChildSpec = self._recorder.child_spec("manifest_recorder")
         return spec
 
-    async def close(self) -> None:
+    async def aclose(self) -> None:
         store, self._store = self._store, None
         self._recorder.store = None
         if store is not None:
-            await store.close()
+            await store.aclose()
 
     async def record(
         self,

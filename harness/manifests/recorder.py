@@ -36,6 +36,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
+from harness.manifests.codec import check_record
 from harness.manifests.errors import ManifestStoreError
 from harness.manifests.record import ManifestRecord
 from harness.manifests.store import ManifestStore
@@ -89,6 +90,7 @@ class Recorder(Actor):
         """Record ``record`` durably; ``ManifestStoreError`` when it cannot be recorded."""
         if self.store is None:
             raise self._not_running("it has no store")
+        check_record(record)  # a record no store can hold fails alone, never its batch
         waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         pending = _Pending(record, waiter)
         try:

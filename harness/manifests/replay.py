@@ -34,7 +34,7 @@ from typing import Any
 
 from harness.errors import HarnessError
 from harness.prompt_assembler import AssembledPrompt, Manifest, ManifestSchemaError, replay_inputs
-from harness.tokenizer import ApproximateTokenizer, Tokenizer
+from harness.tokenizer import ApproximateTokenizer, TiktokenTokenizer, Tokenizer
 
 __all__ = ["Difference", "Replay", "ReplayError", "replay_manifest", "tokenizer_for"]
 
@@ -94,8 +94,6 @@ _APPROXIMATE = re.compile(r"approximate(?:\(bytes/([1-9][0-9]{0,5})\))?")
 
 def tokenizer_for(manifest: Mapping[str, Any]) -> Tokenizer:
     """The recorded tokenizer, rebuilt from its spec; ``ReplayError`` when it cannot be."""
-    from harness.config import make_tokenizer
-
     name = str(manifest.get("tokenizer"))
     spec = manifest.get("tokenizer_spec")
     for candidate in (spec, name):
@@ -105,7 +103,7 @@ def tokenizer_for(manifest: Mapping[str, Any]) -> Tokenizer:
         if found is not None:
             return ApproximateTokenizer(int(found.group(1) or 4))
         if candidate.startswith("tiktoken:") and len(candidate) > len("tiktoken:"):
-            return make_tokenizer(candidate)
+            return TiktokenTokenizer(candidate.removeprefix("tiktoken:"))
     raise ReplayError(
         f"the build was assembled with tokenizer {name!r}, which harness cannot rebuild from "
         "its name: pass the same tokenizer, replay(manifest_id, tokenizer=...)"

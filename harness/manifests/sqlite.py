@@ -7,7 +7,7 @@
 
     backend = await SqliteBackend.open(Path("manifests.db"), create=True, wait=5.0)
     print(await backend.rows(agent=None, project_id=None, limit=10))
-    await backend.close()
+    await backend.aclose()
 
 Design notes:
 - Durability: WAL with ``synchronous=FULL``: every commit syncs the WAL before it returns, so
@@ -41,13 +41,13 @@ from typing import TypeVar
 import anyio
 import anyio.to_thread
 
-from harness.manifests.codec import Batch, Row
+from harness.manifests.codec import SCHEMA_VERSION, Batch, Row
 from harness.manifests.errors import ManifestStoreError
+from harness.manifests.watch import FileWatch
 from harness.workspace import kind_of
 
-__all__ = ["SCHEMA_VERSION", "Identity", "SqliteBackend", "explain", "open_database", "write_batch"]
+__all__ = ["Identity", "SqliteBackend", "explain", "open_database", "write_batch"]
 
-SCHEMA_VERSION = 1
 _COMPONENT = "manifests"
 _HEADER = b"SQLite format 3\x00"
 _TABLES = frozenset({"harness_schema", "manifests", "manifest_texts", "manifest_parts"})
@@ -222,9 +222,13 @@ def _check_identity(identity: Identity) -> None:
         )
 
 
-def write_batch(connection: sqlite3.Connection, identity: Identity, batch: Batch) -> None:
-    """Write ``batch`` in one transaction (committed, and so synced, before it returns)."""
+def write_batch(
+    connection: sqlite3.Connection, identity: Identity, batch: Batch, watch: FileWatch
+) -> None:
+    """Write ``batch`` in one transaction (committed, and so synced, before it returns);
+    ``watch`` refuses the write, or reports it lost, when the files broke under the store."""
     _check_identity(identity)
+    watch.before_write()
     try:
         connection.execute("BEGIN IMMEDIATE")
         try:
@@ -247,6 +251,7 @@ def write_batch(connection: sqlite3.Connection, identity: Identity, batch: Batch
             raise
     except sqlite3.Error as exc:
         raise explain(identity.path, exc, f"recording {len(batch.rows)} build(s)") from exc
+    watch.after_write()
 
 
 def _lookup(
@@ -305,6 +310,7 @@ class SqliteBackend:
     def __init__(self, connection: sqlite3.Connection, identity: Identity) -> None:
         self._connection = connection
         self._identity = identity
+        self._watch = FileWatch(identity.path)
         self.path: Path | None = identity.path
         self.where = _where(identity.path)
 
@@ -320,7 +326,7 @@ class SqliteBackend:
         return await anyio.to_thread.run_sync(operation)
 
     async def write(self, batch: Batch) -> None:
-        await self._call(lambda: write_batch(self._connection, self._identity, batch))
+        await self._call(lambda: write_batch(self._connection, self._identity, batch, self._watch))
 
     async def row(self, manifest_id: str) -> bytes | None:
         path = self._identity.path
@@ -342,5 +348,5 @@ class SqliteBackend:
         path = self._identity.path
         return await self._call(lambda: _rows(self._connection, path, agent, project_id, limit))
 
-    async def close(self) -> None:
+    async def aclose(self) -> None:
         await self._call(self._connection.close)

@@ -36,18 +36,23 @@ import anyio
 import anyio.to_thread
 
 from harness.errors import ArgumentError
-from harness.manifests import codec
-from harness.manifests.codec import Batch, Row
+from harness.manifests.codec import Batch, Row, Written, encode, expand, inflate, part_addresses
+from harness.manifests.codec import summary as row_summary
 from harness.manifests.diff import ManifestDiff, diff_manifests
 from harness.manifests.errors import ManifestNotFound, ManifestStoreError
 from harness.manifests.record import ManifestRecord
 from harness.manifests.replay import Replay, replay_manifest
+from harness.manifests.sqlite import SqliteBackend
+from harness.stores import fits_text, register_store, store_factory, url_scheme
 from harness.tokenizer import Tokenizer
 
 __all__ = ["Backend", "ManifestStore"]
 
 _T = TypeVar("_T")
-_URL_SCHEMES = ("postgresql://", "postgres://")
+
+for _scheme in ("postgresql", "postgres"):
+    # A manifest backend factory: ``await factory(url, create=bool, wait=seconds) -> Backend``.
+    register_store(_scheme, "harness.manifests.postgres:PostgresBackend.open", kind="manifests")
 
 
 class Backend(Protocol):
@@ -63,7 +68,7 @@ class Backend(Protocol):
     async def rows(
         self, *, agent: str | None, project_id: str | None, limit: int
     ) -> builtins.list[Row]: ...
-    async def close(self) -> None: ...
+    async def aclose(self) -> None: ...
 
 
 class _Opening:
@@ -90,12 +95,7 @@ class _Opening:
         tb: TracebackType | None,
     ) -> None:
         if self._store is not None:
-            await self._store.close()
-
-
-def is_url(location: str) -> bool:
-    """True for a ``postgresql://`` / ``postgres://`` URL (else: an SQLite path)."""
-    return location.startswith(_URL_SCHEMES)
+            await self._store.aclose()
 
 
 class ManifestStore:
@@ -107,7 +107,7 @@ class ManifestStore:
         self._where = backend.where
         self._path = backend.path
         self._lock = anyio.Lock()
-        self._written = codec.Written()
+        self._written = Written()
 
     @classmethod
     def open(
@@ -121,14 +121,17 @@ class ManifestStore:
         waits (SQLite) or connecting and each statement (PostgreSQL).
         """
         text = os.fspath(location)
-        if is_url(text):
-            from harness.manifests.postgres import PostgresBackend
+        scheme = url_scheme(text)
+        if scheme is None:
+            path = Path(text).absolute()
+            return _Opening(lambda: SqliteBackend.open(path, create=create, wait=timeout))
 
-            return _Opening(lambda: PostgresBackend.open(text, create=create, wait=timeout))
-        from harness.manifests.sqlite import SqliteBackend
+        async def open_backend() -> Backend:
+            factory = store_factory(scheme, kind="manifests", error=ManifestStoreError)
+            backend: Backend = await factory(text, create=create, wait=timeout)
+            return backend
 
-        path = Path(text).absolute()
-        return _Opening(lambda: SqliteBackend.open(path, create=create, wait=timeout))
+        return _Opening(open_backend)
 
     @property
     def path(self) -> Path | None:
@@ -156,14 +159,14 @@ class ManifestStore:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        await self.close()
+        await self.aclose()
 
-    async def close(self) -> None:
+    async def aclose(self) -> None:
         """Close the store (after any operation in flight); idempotent."""
         async with self._lock:
             backend, self._backend = self._backend, None
             if backend is not None:
-                await backend.close()
+                await backend.aclose()
 
     async def _run(self, operation: Callable[[Backend], Awaitable[_T]]) -> _T:
         async with self._lock:
@@ -180,7 +183,7 @@ class ManifestStore:
         if not records:
             return
         written = self._written
-        batch = codec.encode(records, written)
+        batch = encode(records, written)
         try:
             await self._run(lambda backend: backend.write(batch))
         except ManifestStoreError:
@@ -193,13 +196,15 @@ class ManifestStore:
 
     async def get(self, manifest_id: str) -> dict[str, Any]:
         """The manifest of ``manifest_id`` as recorded; ``ManifestNotFound`` if unknown."""
-        blob = await self._run(lambda backend: backend.row(manifest_id))
+        blob = None
+        if fits_text(manifest_id):  # an id that is not text (bytes on a CLI) names no build
+            blob = await self._run(lambda backend: backend.row(manifest_id))
         if blob is None:
             raise ManifestNotFound(manifest_id, self._where)
-        header = codec.inflate(self._where, blob, f"manifest {manifest_id!r}")
-        addresses = codec.part_addresses(header)
+        header = inflate(self._where, blob, f"manifest {manifest_id!r}")
+        addresses = part_addresses(header)
         parts = await self._run(lambda backend: backend.parts(addresses))
-        return codec.expand(self._where, header, parts)
+        return expand(self._where, header, parts)
 
     async def list(
         self, *, agent: str | None = None, project_id: str | None = None, limit: int = 100
@@ -207,14 +212,17 @@ class ManifestStore:
         """Summaries of recorded builds, newest first, filtered by agent and/or project."""
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
             raise ArgumentError(f"limit must be a whole number >= 0, got {limit!r}")
+        if not all(fits_text(value) for value in (agent, project_id) if value is not None):
+            return []  # no build was recorded for an agent or project that is not text
         rows = await self._run(
             lambda backend: backend.rows(agent=agent, project_id=project_id, limit=limit)
         )
-        return [codec.summary(self._where, row) for row in rows]
+        return [row_summary(self._where, row) for row in rows]
 
     async def texts(self, addresses: Sequence[str]) -> dict[str, bytes]:
         """The stored bytes at each address that has any (others are left out)."""
-        return await self._run(lambda backend: backend.texts(addresses))
+        wanted = [address for address in addresses if fits_text(address)]
+        return await self._run(lambda backend: backend.texts(wanted))
 
     async def replay(self, manifest_id: str, *, tokenizer: Tokenizer | None = None) -> Replay:
         """Rebuild ``manifest_id`` from its stored inputs and compare it with the record.

@@ -364,3 +364,37 @@ def test_database_source_paths_name_one_row() -> None:
     assert source_path("50%", "a") == "db:50%25/a"
     assert source_path("a\x1b[31m", "b\n") == "db:a%1B[31m/b%0A"  # printable
     assert source_path("projet-é", "a") == "db:projet-é/a"  # other text verbatim
+
+
+async def test_aiosqlite_still_keeps_its_worker_thread_where_harness_reads_it(
+    tmp_path: Path,
+) -> None:
+    """The one private read of aiosqlite (its worker thread, joined after each read): when a
+    release moves it, this fails instead of threads silently outliving reads."""
+    import aiosqlite
+
+    from harness.instruction_files.stores.sqlite import worker_thread
+
+    connection = aiosqlite.connect(tmp_path / "probe.db")
+    thread = worker_thread(connection)
+    assert isinstance(thread, threading.Thread), (
+        f"aiosqlite {aiosqlite.__version__} no longer keeps its worker thread in `_thread`: "
+        "update harness.instruction_files.stores.sqlite.worker_thread"
+    )
+    with anyio.fail_after(10):
+        async with connection:
+            assert thread.is_alive()
+    thread.join(5)
+    assert not thread.is_alive()
+
+
+async def test_an_id_that_is_not_text_names_no_row(workspace: Path, make_db: DbMaker) -> None:
+    """Bytes that are not UTF-8 on a command line become lone surrogates: no row can be
+    theirs, so there is no database source (never a raw UnicodeEncodeError)."""
+    database = make_db([("acme", "reviewer", "row")])
+    files = InstructionFiles(database=database)
+    with anyio.fail_after(10):
+        for project, agent in (("acme\udcff", "reviewer"), ("acme", "rev\ud800iewer")):
+            found = await files.load(workspace, agent=agent, project_id=project)
+            assert [source.kind for source in found] == ["root", "directory"]
+            assert found.warnings == ()

@@ -26,9 +26,10 @@ from harness.instruction_files import (
     StoreRead,
     open_store,
 )
-from harness.instruction_files import stores as stores_module
-from harness.instruction_files.stores import InstructionStore, url_scheme
+from harness.instruction_files.stores import InstructionStore
 from harness.runtime import ChildSpec, Supervisor
+from harness.stores import register_store, store_factory, url_scheme
+from harness.stores.registry import _REGISTRY
 
 from .conftest import DbMaker, Writer, insert_rows
 
@@ -200,21 +201,29 @@ def test_an_unknown_scheme_is_a_typed_error_naming_the_supported_ones() -> None:
 
 
 def test_postgres_urls_go_to_the_postgres_backend() -> None:
-    assert stores_module._BACKENDS["postgresql"] == stores_module._BACKENDS["postgres"]
-    assert stores_module._BACKENDS["postgresql"] == (
-        "harness.instruction_files.stores.postgres:PostgresInstructionStore"
+    for scheme in ("postgresql", "postgres", "PostgreSQL"):
+        factory = store_factory(scheme, kind="instructions", error=InstructionStoreError)
+        assert factory.__name__ == "PostgresInstructionStore"
+
+
+@pytest.fixture
+def registry(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Registrations made by the test are undone after it."""
+    monkeypatch.setattr(
+        "harness.stores.registry._REGISTRY",
+        {kind: dict(found) for kind, found in _REGISTRY.items()},
     )
 
 
-def test_a_backend_whose_module_is_missing_says_it_is_not_available(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.setitem(stores_module._BACKENDS, "nosuch", "harness_no_such_module_x:Store")
-    with pytest.raises(InstructionStoreError, match="nosuch:// databases are not available") as e:
+@pytest.mark.usefixtures("registry")
+def test_a_backend_whose_module_is_missing_says_it_is_not_available() -> None:
+    register_store("nosuch", "harness_no_such_module_x:Store", kind="instructions")
+    with pytest.raises(InstructionStoreError, match="nosuch:// stores are not available") as e:
         open_store("nosuch://host/db", timeout=1.0)
     assert isinstance(e.value, HarnessError)
 
 
+@pytest.mark.usefixtures("registry")
 def test_a_backend_whose_driver_is_missing_names_the_package(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -222,15 +231,14 @@ def test_a_backend_whose_driver_is_missing_names_the_package(
         "import harness_driver_not_installed_x\n", encoding="utf-8"
     )
     monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setitem(stores_module._BACKENDS, "drv", "harness_test_backend_x:Store")
+    register_store("drv", "harness_test_backend_x:Store", kind="instructions")
     with pytest.raises(InstructionStoreError, match="pip install harness_driver_not_installed_x"):
         open_store("drv://host/db", timeout=1.0)
     sys.modules.pop("harness_test_backend_x", None)
 
 
-def test_a_registered_factory_gets_the_url_and_the_timeout(
-    make_db: DbMaker, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.mark.usefixtures("registry")
+def test_a_registered_factory_gets_the_url_and_the_timeout(make_db: DbMaker) -> None:
     database = make_db([])
     calls: list[tuple[str, float]] = []
 
@@ -238,7 +246,7 @@ def test_a_registered_factory_gets_the_url_and_the_timeout(
         calls.append((url, timeout))
         return SqliteInstructionStore(database, timeout=timeout)
 
-    monkeypatch.setitem(stores_module._BACKENDS, "mem", factory)
+    register_store("mem", factory, kind="instructions")
     files = InstructionFiles(InstructionFilesSettings(database_timeout=3.5), database="mem://x")
     assert calls == [("mem://x", 3.5)]
     assert files.database == database  # the store's file, as in the first release

@@ -124,3 +124,16 @@ def test_bad_input_exits_2_with_one_line(
     assert captured.out == ""
     assert captured.err.startswith("harness: error: ") and captured.err.count("\n") == 1
     assert not (tmp_path / "missing.db").exists()
+
+
+def test_an_id_that_is_not_text_is_bad_input(
+    store_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A non-UTF-8 id on the command line: "not found", exit 2 (not an internal error)."""
+    _record(store_path, capsys)
+    assert main(["replay", str(store_path), "01M8\udcff"]) == 2
+    assert main(["diff", str(store_path), "\udcff", "\udcfe"]) == 2
+    err = capsys.readouterr().err
+    assert "no manifest" in err and "internal error" not in err
+    assert main(["manifests", str(store_path), "--agent", "\udcff"]) == 0
+    assert "no recorded builds" in capsys.readouterr().out

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -201,3 +202,61 @@ async def test_leaving_the_harness_drains_a_pending_record_before_closing_the_st
                 assert (await again.replay(built[0])).identical
     finally:
         logger.removeHandler(drain)
+
+
+async def test_a_store_log_truncated_under_a_running_harness_fails_every_later_build(
+    store_path: Path,
+) -> None:
+    """SQLite keeps committing into a write-ahead log that another program truncated, and the
+    records vanish at the next checkpoint: such a build must not be handed out."""
+    with anyio.fail_after(30):
+        async with Harness(database=ACME_DB, manifests=store_path) as h:
+            await h.build_prompt(ACME, agent="reviewer", project_id="acme")
+            os.truncate(f"{store_path}-wal", 0)
+            for _ in range(3):
+                with pytest.raises(ManifestStoreError, match="truncated or damaged"):
+                    await h.build_prompt(ACME, agent="reviewer", project_id="acme")
+
+
+async def test_a_store_file_truncated_under_a_running_harness_fails_the_build(
+    store_path: Path,
+) -> None:
+    with anyio.fail_after(30):
+        async with Harness(database=ACME_DB, manifests=store_path) as h:
+            await h.build_prompt(ACME, agent="reviewer", project_id="acme")
+            with sqlite3.connect(store_path) as other:
+                other.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            other.close()
+            os.truncate(store_path, 4096)
+            with pytest.raises(ManifestStoreError):
+                await h.build_prompt(ACME, agent="reviewer", project_id="acme")
+
+
+async def test_one_build_that_cannot_be_recorded_fails_alone_in_a_batch(tmp_path: Path) -> None:
+    """A workspace path that is not UTF-8 fails its own build with a clear error; the 59 good
+    builds around it are recorded."""
+    bad = Path(os.fsdecode(os.fsencode(tmp_path) + b"/caf\xe9"))
+    bad.mkdir()
+    (bad / "AGENTS.md").write_text("Rules.\n", encoding="utf-8")
+    outcomes: list[str | BaseException] = []
+
+    async def build(h: Harness, workspace: Path) -> None:
+        try:
+            prompt = await h.build_prompt(workspace, agent="reviewer", project_id="acme")
+        except ManifestStoreError as exc:
+            outcomes.append(exc)
+        else:
+            outcomes.append(str(prompt.manifest_id))
+
+    with anyio.fail_after(60):
+        async with Harness(database=ACME_DB, manifests=tmp_path / "m.db") as h:
+            async with anyio.create_task_group() as group:
+                for n in range(60):
+                    group.start_soon(build, h, bad if n == 30 else ACME)
+            store = h.manifests
+            assert store is not None
+            recorded = await store.list(limit=100)
+    errors = [outcome for outcome in outcomes if isinstance(outcome, BaseException)]
+    assert len(errors) == 1 and "workspace path" in str(errors[0])
+    assert "not valid UTF-8" in str(errors[0])
+    assert len(recorded) == 59

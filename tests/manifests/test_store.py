@@ -21,7 +21,7 @@ from harness.manifests import (
     ManifestStore,
     ManifestStoreError,
 )
-from harness.manifests.sqlite import SCHEMA_VERSION
+from harness.manifests.codec import SCHEMA_VERSION
 from tests.manifests.helpers import build, inputs_of, sample_layers, sql
 
 RecordMaker = Callable[..., ManifestRecord]
@@ -63,7 +63,7 @@ async def test_a_store_survives_closing_and_reopening(
         try:
             assert (await store.get(record.manifest_id))["digest"] == record.manifest["digest"]
         finally:
-            await store.close()
+            await store.aclose()
         assert store.closed
         with pytest.raises(ManifestStoreError, match="closed"):
             await store.get(record.manifest_id)
@@ -404,3 +404,32 @@ async def test_after_a_failed_write_every_text_is_sent_again(
             await store.record(record)
             replay = await store.replay(record.manifest_id)
             assert replay.identical, replay
+
+
+async def test_ids_and_filters_that_are_not_text_are_not_found(
+    store_path: Path, make_record: RecordMaker
+) -> None:
+    """Bytes that are not UTF-8 on a command line arrive as lone surrogates: no build has such
+    an id, agent or project (never a raw UnicodeEncodeError)."""
+    with anyio.fail_after(10):
+        async with ManifestStore.open(store_path, create=True) as store:
+            await store.record(make_record())
+            for bad in ("01M8\udcff", "\ud800"):
+                with pytest.raises(ManifestNotFound):
+                    await store.get(bad)
+                with pytest.raises(ManifestNotFound):
+                    await store.replay(bad)
+                assert await store.list(agent=bad) == []
+                assert await store.list(project_id=bad) == []
+            assert len(await store.list()) == 1
+
+
+async def test_a_record_whose_columns_are_not_text_fails_alone(
+    store_path: Path, make_record: RecordMaker
+) -> None:
+    with anyio.fail_after(10):
+        async with ManifestStore.open(store_path, create=True) as store:
+            with pytest.raises(ManifestStoreError, match=r"workspace path .* is not valid UTF-8"):
+                await store.record(make_record(workspace="/srv/caf\udce9"))
+            await store.record(make_record())
+            assert len(await store.list()) == 1

@@ -17,23 +17,14 @@ CLI's ``--db``) opens this store. Used on its own::
 
     anyio.run(main)
 
-Design notes. The database is opened read-only with a ``file:...?mode=ro`` URI, so a missing
-file is an error instead of a new empty database appearing where the user mistyped a path. SQL
-is parameterised. Every sqlite failure becomes an ``InstructionStoreError`` whose message says
-what to do; a locked database is waited on for at most ``timeout`` seconds.
-
-That timeout bounds lock waits only: opening a FIFO (or a device) blocks in ``open(2)`` inside
-aiosqlite's thread, forever and uncancellably. So the path is checked with ``stat`` first and
-anything but a regular file is refused before sqlite ever opens it. Each read opens its own
-connection (nothing to pool for one file), so the store holds no resource between reads.
+The file is opened read-only (a mistyped path is an error, not a new empty database), SQL is
+parameterised, and every failure becomes an ``InstructionStoreError`` that says what to do.
 """
 
 from __future__ import annotations
 
-import hashlib
 import importlib.resources
 import os
-import re
 import sqlite3
 import stat
 import threading
@@ -47,9 +38,11 @@ import anyio
 import anyio.lowlevel
 import anyio.to_thread
 
-from harness.instruction_files.models import InstructionSource, InstructionStoreError
-from harness.instruction_files.stores import StoreEvents, StoreRead
-from harness.workspace import decode, kind_of
+from harness.instruction_files.models import InstructionStoreError
+from harness.instruction_files.stores.base import StoreEvents, StoreRead
+from harness.instruction_files.stores.rows import row_read, source_path, text_of
+from harness.stores import fits_text
+from harness.workspace import kind_of
 
 if TYPE_CHECKING:
     from harness.runtime import ChildSpec
@@ -61,6 +54,7 @@ __all__ = [
     "read_agent_row",
     "row_read",
     "source_path",
+    "worker_thread",
 ]
 
 SCHEMA_SQL: str = (
@@ -83,29 +77,6 @@ def create_schema(database: str | os.PathLike[str]) -> None:
     with closing(sqlite3.connect(os.fspath(database))) as connection:
         connection.executescript(SCHEMA_SQL)
         connection.commit()
-
-
-def source_path(project_id: str, agent: str) -> str:
-    """The ``path`` of a database source: ``"db:<project_id>/<agent>"``.
-
-    Characters that would make it ambiguous or unprintable are percent-encoded (their UTF-8
-    bytes): ``/`` and ``%`` (project ``a/b`` with agent ``c`` must not look like project ``a``
-    with agent ``b/c``), control characters and lone surrogates (an id is caller input, and
-    this path is printed). Other ids appear verbatim.
-    """
-    return f"db:{_quote(project_id)}/{_quote(agent)}"
-
-
-_NEEDS_QUOTING = re.compile(r"[%/\x00-\x1f\x7f-\x9f\ud800-\udfff]")
-
-
-def _quote(part: str) -> str:
-    return _NEEDS_QUOTING.sub(
-        lambda found: "".join(
-            f"%{byte:02X}" for byte in found.group().encode("utf-8", "surrogatepass")
-        ),
-        part,
-    )
 
 
 def _read_only_uri(database: Path) -> str:
@@ -177,6 +148,16 @@ def _refuse_special_file(database: Path) -> None:
     )
 
 
+def worker_thread(connection: aiosqlite.Connection) -> threading.Thread | None:
+    """The thread that runs ``connection``'s statements, or None if aiosqlite hides it.
+
+    aiosqlite has no public name for it: this is the one read of its private ``_thread``
+    (a test fails the day it disappears; pyproject bounds aiosqlite's version).
+    """
+    thread = getattr(connection, "_thread", None)
+    return thread if isinstance(thread, threading.Thread) else None
+
+
 async def _join_worker(connection: aiosqlite.Connection) -> None:
     """Wait (off the loop) until the connection's worker thread has ended.
 
@@ -185,10 +166,8 @@ async def _join_worker(connection: aiosqlite.Connection) -> None:
     loop has closed ("Event loop is closed" in that thread). Joining here keeps every thread
     this read started inside the read.
     """
-    thread = connection if isinstance(connection, threading.Thread) else None
-    if thread is None:
-        thread = getattr(connection, "_thread", None)  # aiosqlite >= 0.20 keeps it private
-    if isinstance(thread, threading.Thread) and thread.is_alive():
+    thread = worker_thread(connection)
+    if thread is not None and thread.is_alive():
         await anyio.to_thread.run_sync(thread.join)
 
 
@@ -232,6 +211,8 @@ async def read_agent_row(
     ``busy_timeout`` seconds.
     """
     _refuse_special_file(database)
+    if not (fits_text(project_id) and fits_text(agent)):
+        return StoreRead(None)  # no row can hold an id that is not text (bytes on a CLI)
     # A locked database is retried in short, shielded attempts with unshielded pauses between
     # them, rather than in one busy wait of ``busy_timeout``: a caller that gives up (a
     # deadline, a cancelled build, an engine shutting down) is let go within one attempt.
@@ -254,43 +235,7 @@ async def read_agent_row(
     # TEXT or BLOB (sqlite is dynamically typed) arrives as bytes, decoded as a file; a number
     # is its text.
     content = value if value is None or isinstance(value, bytes) else str(value)
-    return row_read(project_id, agent, content, _text(row[1]))
-
-
-def row_read(
-    project_id: str, agent: str, content: bytes | str | None, updated_at: str | None
-) -> StoreRead:
-    """What a stored row becomes, for every store: bytes are decoded like a file (BOM removed,
-    invalid UTF-8 replaced, each a warning); NULL and whitespace-only content is skipped with a
-    warning; ``digest`` is the sha256 of the bytes (of the UTF-8 of a ``str``)."""
-    path = source_path(project_id, agent)
-    if content is None:
-        return StoreRead(None, (f"{path}: skipped: its content is NULL",), updated_at)
-    notes: list[str] = []
-    if isinstance(content, bytes):
-        raw = content
-        content, notes = decode(raw)
-    else:
-        raw = content.encode("utf-8", "surrogatepass")
-    if not content.strip():
-        return StoreRead(None, (f"{path}: skipped: empty or whitespace-only",), updated_at)
-    source = InstructionSource(
-        kind="database",
-        path=path,
-        content=content,
-        digest=hashlib.sha256(raw).hexdigest(),
-        depth=0,
-    )
-    return StoreRead(source, tuple(f"{path}: {note}" for note in notes), updated_at)
-
-
-def _text(value: object) -> str | None:
-    """``updated_at`` as text (the connection hands TEXT over as bytes)."""
-    if value is None:
-        return None
-    if isinstance(value, bytes):
-        return value.decode("utf-8", "replace")
-    return str(value)
+    return row_read(project_id, agent, content, text_of(row[1]))
 
 
 class SqliteInstructionStore:

@@ -38,10 +38,10 @@ import anyio
 import asyncpg  # type: ignore[import-untyped]  # no stubs or py.typed (asyncpg 0.32)
 from anyio.abc import TaskStatus
 
-from harness.instruction_files.stores import StoreEvents
-from harness.instruction_files.stores.postgres.errors import scrub
+from harness.instruction_files.stores.base import StoreEvents
 from harness.instruction_files.stores.postgres.schema import CHANNEL
 from harness.runtime import ChildSpec
+from harness.stores.secrets import scrub
 
 __all__ = ["ListenState", "Listener"]
 
@@ -115,14 +115,15 @@ class Listener:
                     await anyio.sleep(_backoff(failures))
                     continue
                 began = anyio.current_time()
+                reason = "stopped"
                 try:
                     reason = await self._serve(connection)
-                except BaseException:
-                    self._disconnected("stopped")
-                    raise
                 finally:
+                    # Rows are dropped before the close is awaited: closing a connection that
+                    # died silently can take the whole close timeout.
+                    self._disconnected(reason)
                     await _close(connection)
-                self._disconnected(reason)
+                    self._log(logging.DEBUG, "listener_closed", f"reason={reason!r}")
                 self._raise_failure()
                 lived = anyio.current_time() - began
                 failures = 0 if lived >= _STABLE_AFTER else failures + 1

@@ -37,12 +37,8 @@ async def create_schema_postgres(url: str, *, timeout: float = 10.0) -> None:  #
     """
     import asyncpg  # type: ignore[import-untyped]  # here, not at the top: see the package notes
 
-    from harness.instruction_files.stores.postgres.errors import (
-        cause,
-        explain,
-        passwords_of,
-        redact,
-    )
+    from harness.instruction_files.stores.postgres.errors import explain
+    from harness.stores.secrets import cause, passwords_of, redact
 
     secrets = passwords_of(url)
     try:

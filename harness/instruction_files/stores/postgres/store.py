@@ -40,10 +40,14 @@ import anyio.lowlevel
 import asyncpg  # type: ignore[import-untyped]  # no stubs or py.typed (asyncpg 0.32)
 
 from harness.errors import HarnessError
-from harness.instruction_files.stores import StoreEvents, StoreRead
-from harness.instruction_files.stores.postgres.errors import cause, explain, passwords_of, redact
+from harness.instruction_files.stores.base import StoreEvents, StoreRead
+from harness.instruction_files.stores.postgres.errors import explain
 from harness.instruction_files.stores.postgres.listener import Listener, ListenState
-from harness.instruction_files.stores.sqlite import row_read
+from harness.instruction_files.stores.postgres.schema import create_schema_postgres
+from harness.instruction_files.stores.rows import row_read
+from harness.stores import fits_text
+from harness.stores.postgres import STALE
+from harness.stores.secrets import cause, passwords_of, redact
 
 if TYPE_CHECKING:
     from harness.runtime import ChildSpec
@@ -60,14 +64,6 @@ _QUERY = (
 _POOL_SIZE = 10
 _CLIENT_SLACK = 1.0
 """Seconds the client waits beyond ``statement_timeout`` before abandoning a query itself."""
-_STALE = (
-    asyncpg.ConnectionDoesNotExistError,
-    asyncpg.AdminShutdownError,
-    asyncpg.CrashShutdownError,
-    asyncpg.InternalClientError,
-)
-"""A pooled connection that the server (or a restart) closed while it sat idle (asyncpg reports
-a FATAL that arrived on an idle connection as an internal error at its next query)."""
 
 
 class PostgresOptionError(HarnessError, ValueError):
@@ -76,6 +72,8 @@ class PostgresOptionError(HarnessError, ValueError):
 
 class PostgresInstructionStore:
     """The ``InstructionStore`` of a PostgreSQL database (see the module notes)."""
+
+    create_schema = staticmethod(create_schema_postgres)  # what create_schema(url) runs
 
     def __init__(self, url: str, *, timeout: float, heartbeat: float = 5.0) -> None:
         if not isinstance(url, str) or url.partition("://")[0].lower() not in SCHEMES:
@@ -182,7 +180,7 @@ class PostgresInstructionStore:
                     return await connection.fetchrow(
                         _QUERY, project_id, agent, timeout=self._timeout + _CLIENT_SLACK
                     )
-            except _STALE:
+            except STALE:
                 if attempt == 2:
                     raise
                 await pool.expire_connections()  # a restart left every idle one dead
@@ -236,10 +234,4 @@ class PostgresInstructionStore:
 
 
 def _storable(text: str) -> bool:
-    if "\x00" in text:
-        return False
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
+    return "\x00" not in text and fits_text(text)
