@@ -232,12 +232,17 @@ async def test_a_store_file_truncated_under_a_running_harness_fails_the_build(
                 await h.build_prompt(ACME, agent="reviewer", project_id="acme")
 
 
+def _workspace_named(parent: Path, name: bytes) -> Path:
+    workspace = Path(os.fsdecode(os.fsencode(parent) + b"/" + name))
+    workspace.mkdir()
+    (workspace / "AGENTS.md").write_text("Rules.\n", encoding="utf-8")
+    return workspace
+
+
 async def test_one_build_that_cannot_be_recorded_fails_alone_in_a_batch(tmp_path: Path) -> None:
     """A workspace path that is not UTF-8 fails its own build with a clear error; the 59 good
     builds around it are recorded."""
-    bad = Path(os.fsdecode(os.fsencode(tmp_path) + b"/caf\xe9"))
-    bad.mkdir()
-    (bad / "AGENTS.md").write_text("Rules.\n", encoding="utf-8")
+    bad = _workspace_named(tmp_path, b"caf\xe9")
     outcomes: list[str | BaseException] = []
 
     async def build(h: Harness, workspace: Path) -> None:
