@@ -190,6 +190,37 @@ async def test_a_silently_dead_connection_is_noticed_within_the_heartbeat(
             assert store.listener_pid != frozen
 
 
+async def test_rows_are_dropped_before_a_dead_connection_is_closed(
+    admin: asyncpg.Connection, postgres_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Closing a connection that died silently can take the whole close timeout: the cached
+    rows must be dropped first, not after it."""
+    caplog.set_level(logging.DEBUG, logger="harness.instruction_files.stores.postgres.listener")
+    recorder = Recorder()
+    with anyio.fail_after(20):
+        async with listening(postgres_url, recorder, heartbeat=0.4) as store:
+            await connected(store)
+            frozen = store.listener_pid
+            assert frozen is not None
+            try:
+                os.kill(frozen, signal.SIGSTOP)
+            except OSError as exc:
+                pytest.skip(f"cannot stop the server's backend from here ({exc})")
+            try:
+
+                def closed() -> bool:
+                    return any(
+                        getattr(r, "event", None) == "listener_closed" for r in caplog.records
+                    )
+
+                await until(closed)
+            finally:
+                os.kill(frozen, signal.SIGCONT)
+    events = [getattr(record, "event", None) for record in caplog.records]
+    assert events.index("listener_disconnected") < events.index("listener_closed")
+    assert recorder.unreliable >= 1
+
+
 async def test_the_server_stopped_and_restarted(private_server: PrivateServer) -> None:
     recorder = Recorder()
     with anyio.fail_after(60):

@@ -20,7 +20,7 @@ from harness.instruction_files.stores.postgres import (
     PostgresInstructionStore,
     PostgresOptionError,
 )
-from harness.instruction_files.stores.postgres.errors import passwords_of, redact
+from harness.stores.secrets import passwords_of, redact
 from tests.postgres.support import backends, put
 
 SECRET = "Zebra-Secret-4711"
