@@ -284,7 +284,7 @@ def load_config(path: str | os.PathLike[str] | None = None) -> HarnessConfig:
 
 
 @functools.lru_cache(maxsize=16)
-def _roster_from(path: Path) -> Roster:
+def _roster_from(path: Path, version: tuple[int, ...]) -> Roster:
     data = _read_toml(path, "the agent roster")
     try:
         return Roster(data)
@@ -292,13 +292,23 @@ def _roster_from(path: Path) -> Roster:
         raise ConfigError(f"agent roster {path}: {exc}") from None
 
 
+def _version(path: Path) -> tuple[int, ...]:
+    """What changes when the file is edited or replaced: a cached roster is keyed by it."""
+    try:
+        info = path.stat()
+    except OSError:
+        return ()  # reading it reports the problem
+    return (info.st_mtime_ns, info.st_ctime_ns, info.st_size, info.st_ino, info.st_dev)
+
+
 def load_roster(path: str | os.PathLike[str] | None = None) -> Roster:
     """Read a roster file (``slug = "identity line"`` per line); default: the shipped one.
 
-    Parsed rosters are cached by resolved path: a roster is static configuration.
+    Parsed rosters are cached by resolved path and the file's modification time, size and
+    inode: an edited or replaced roster file is read again.
     """
-    file = Path(path) if path is not None else shipped_config_dir() / "agents.toml"
-    return _roster_from(file.resolve())
+    file = (Path(path) if path is not None else shipped_config_dir() / "agents.toml").resolve()
+    return _roster_from(file, _version(file))
 
 
 def make_tokenizer(spec: str) -> Tokenizer:

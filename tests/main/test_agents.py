@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from harness import Roster, UnknownAgent, load_roster
@@ -52,3 +54,15 @@ def test_a_roster_equals_a_mapping_with_the_same_entries() -> None:
     assert same.__eq__(roster) is NotImplemented and (same == roster)  # reflected to Roster
     assert roster != {"a": "You are b."}
     assert hash(roster) == hash(Roster({"a": "You are a."}))
+
+
+def test_an_edited_roster_file_is_read_again(tmp_path: Path) -> None:
+    roster_file = tmp_path / "agents.toml"
+    roster_file.write_text('reviewer = "You review."\n', encoding="utf-8")
+    assert dict(load_roster(roster_file)) == {"reviewer": "You review."}
+    roster_file.write_text('reviewer = "You review."\ntriage = "You triage."\n', encoding="utf-8")
+    assert set(load_roster(roster_file)) == {"reviewer", "triage"}
+    replacement = tmp_path / "new.toml"
+    replacement.write_text('planner = "You plan."\n', encoding="utf-8")
+    replacement.replace(roster_file)  # same path, another file
+    assert set(load_roster(roster_file)) == {"planner"}
