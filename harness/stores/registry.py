@@ -31,6 +31,11 @@ StoreKind: TypeAlias = Literal["instructions", "manifests", "pins"]
 Factory: TypeAlias = Callable[..., Any]
 
 _KINDS: tuple[StoreKind, ...] = ("instructions", "manifests", "pins")
+_NOUNS: dict[StoreKind, str] = {
+    "instructions": "database",
+    "manifests": "manifest store",
+    "pins": "pin store",
+}
 _SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*)://")
 _REGISTRY: dict[StoreKind, dict[str, Factory | str]] = {kind: {} for kind in _KINDS}
 _EXTRAS = {"asyncpg": "postgres"}
@@ -77,10 +82,11 @@ def store_factory(scheme: str, *, kind: StoreKind, error: Callable[[str], Except
     known = _REGISTRY[kind]
     factory = known.get(scheme.lower())
     if factory is None:
-        listed = ", ".join(f"{name}://" for name in sorted(known)) or "none"
+        listed = ", ".join(f"{name}://" for name in sorted(known))
+        urls = f" or a URL starting with one of {listed}" if listed else ""
         raise error(
-            f"URL scheme {scheme!r} is not supported for {kind} stores: give the path of an "
-            f"SQLite file or a URL starting with one of: {listed}"
+            f"{_NOUNS[kind]} URL scheme {scheme!r} is not supported: give the path of an "
+            f"SQLite file{urls}"
         )
     if callable(factory):
         return factory

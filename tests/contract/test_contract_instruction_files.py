@@ -23,6 +23,7 @@ from harness import (
     InstructionSource,
     InstructionStoreError,
 )
+from tests import databases
 
 FROZEN_ERRORS = (AttributeError, TypeError, ValueError)
 
@@ -37,17 +38,7 @@ def write(path: Path, text: str | bytes) -> Path:
 
 
 def make_db(path: Path, rows: list[tuple[str, str, str]]) -> Path:
-    con = sqlite3.connect(path)
-    with con:
-        con.execute(
-            "CREATE TABLE agent_instructions (project_id TEXT, agent_slug TEXT, content TEXT,"
-            " updated_at TEXT, PRIMARY KEY (project_id, agent_slug))"
-        )
-        con.executemany(
-            "INSERT INTO agent_instructions VALUES (?, ?, ?, '2024-01-01T00:00:00Z')", rows
-        )
-    con.close()
-    return path
+    return databases.make_db(path, rows, updated_at="2024-01-01T00:00:00Z")
 
 
 def set_row(db: Path, project: str, agent: str, content: str) -> None:

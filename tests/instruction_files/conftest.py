@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable, Iterable
-from contextlib import closing
 from pathlib import Path
 
 import pytest
 
-from harness.instruction_files import create_schema
+from tests.databases import insert_rows as insert_rows
+from tests.databases import make_db
 
 Writer = Callable[[str, str | bytes], Path]
 DbMaker = Callable[[Iterable[tuple[str, str, object]]], Path]
@@ -40,24 +39,11 @@ def write(ws: Path) -> Writer:
     return _write
 
 
-def insert_rows(database: Path, rows: Iterable[tuple[str, str, object]]) -> None:
-    with closing(sqlite3.connect(database)) as connection:
-        connection.executemany(
-            "INSERT OR REPLACE INTO agent_instructions (project_id, agent_slug, content) "
-            "VALUES (?, ?, ?)",
-            list(rows),
-        )
-        connection.commit()
-
-
-@pytest.fixture
-def make_db(tmp_path: Path) -> DbMaker:
+@pytest.fixture(name="make_db")
+def make_db_fixture(tmp_path: Path) -> DbMaker:
     """A real SQLite file with the shipped schema and the given (project, agent, content) rows."""
 
     def _make(rows: Iterable[tuple[str, str, object]] = ()) -> Path:
-        database = tmp_path / "instructions.db"
-        create_schema(database)
-        insert_rows(database, rows)
-        return database
+        return make_db(tmp_path / "instructions.db", rows)
 
     return _make

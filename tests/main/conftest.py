@@ -2,31 +2,21 @@
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from tests.cli import ACME, ACME_DB
+from tests.databases import make_db
 
 
-@pytest.fixture
-def make_db(tmp_path: Path) -> Callable[..., Path]:
+@pytest.fixture(name="make_db")
+def make_db_fixture(tmp_path: Path) -> Callable[..., Path]:
     """Create a real SQLite database with ``agent_instructions`` rows."""
 
     def make(rows: list[tuple[str, str, str]], name: str = "instructions.db") -> Path:
-        path = tmp_path / name
-        with sqlite3.connect(path) as connection:
-            connection.execute(
-                "CREATE TABLE agent_instructions (project_id TEXT, agent_slug TEXT, "
-                "content TEXT, updated_at TEXT, PRIMARY KEY (project_id, agent_slug))"
-            )
-            connection.executemany(
-                "INSERT INTO agent_instructions VALUES (?, ?, ?, '2026-01-01T00:00:00Z')", rows
-            )
-        connection.close()
-        return path
+        return make_db(tmp_path / name, rows, updated_at="2026-01-01T00:00:00Z")
 
     return make
 

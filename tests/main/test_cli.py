@@ -192,7 +192,8 @@ def test_db_takes_a_url_through_the_store_registry(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from harness.cli import main
-    from harness.instruction_files import SqliteInstructionStore, stores
+    from harness.instruction_files import SqliteInstructionStore
+    from harness.stores.registry import _REGISTRY
 
     opened: list[str] = []
 
@@ -200,7 +201,7 @@ def test_db_takes_a_url_through_the_store_registry(
         opened.append(url)
         return SqliteInstructionStore(ROOT / "examples/acme.db", timeout=timeout)
 
-    monkeypatch.setitem(stores._BACKENDS, "acme", factory)
+    monkeypatch.setitem(_REGISTRY["instructions"], "acme", factory)  # register_store, undone
     monkeypatch.chdir(ROOT)
     status = main(
         ["sources", "examples/acme", "--agent", "reviewer", "--project-id", "acme", "--db",

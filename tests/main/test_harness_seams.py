@@ -19,8 +19,8 @@ from harness.instruction_files import (
     StoreEvents,
     StoreRead,
 )
-from harness.instruction_files import stores as stores_module
 from harness.runtime import ChildSpec
+from harness.stores.registry import _REGISTRY
 
 
 class CompanionStore:
@@ -97,7 +97,7 @@ async def test_a_store_the_harness_opened_is_closed_when_it_is_left(
         opened.append(CompanionStore(database))
         return opened[-1]
 
-    monkeypatch.setitem(stores_module._BACKENDS, "companion", factory)
+    monkeypatch.setitem(_REGISTRY["instructions"], "companion", factory)  # register_store, undone
     harness = Harness(database="companion://node-1")
     assert harness.store is opened[0]
     with anyio.fail_after(10):
