@@ -65,7 +65,9 @@ async def test_a_registered_manifest_backend_opens_its_urls(tmp_path: Path) -> N
 
 
 async def test_an_unknown_scheme_is_the_kind_s_own_error() -> None:
-    with pytest.raises(ManifestStoreError, match=r"manifest store URL scheme 'mysql' is not supported"):
+    with pytest.raises(
+        ManifestStoreError, match=r"manifest store URL scheme 'mysql' is not supported"
+    ):
         await ManifestStore.open("mysql://db/records")
     register_store("mysql", "some_module:Store", kind="instructions")  # one kind only
     with pytest.raises(ManifestStoreError, match="'mysql' is not supported"):
