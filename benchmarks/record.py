@@ -44,6 +44,7 @@ from harness import Harness  # noqa: E402
 from harness.manifests import codec  # noqa: E402
 from harness.manifests.record import ManifestRecord  # noqa: E402
 from harness.manifests.sqlite import open_database, write_batch  # noqa: E402
+from harness.manifests.watch import FileWatch  # noqa: E402
 
 WORKSPACE = ROOT / "examples" / "acme"
 DATABASE = ROOT / "examples" / "acme.db"
@@ -114,6 +115,7 @@ async def _record_cpu(harness: Harness, samples: int = 256) -> float:
 def _commit_seconds(path: Path, rounds: int) -> float:
     """One transaction of 64 rows of a round's size, committed as the store commits."""
     connection, identity = open_database(path, create=True, timeout=5.0)
+    watch = FileWatch(path)
     times = []
     with closing(connection):
         for n in range(rounds):
@@ -122,7 +124,7 @@ def _commit_seconds(path: Path, rounds: int) -> float:
                 for i in range(CONCURRENCY)
             ]
             started = time.perf_counter()
-            write_batch(connection, identity, codec.Batch(rows=rows))
+            write_batch(connection, identity, codec.Batch(rows=rows), watch)
             times.append(time.perf_counter() - started)
     return statistics.median(times)
 
