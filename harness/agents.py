@@ -7,12 +7,6 @@
     roster = Roster({"reviewer": "You are the reviewer: check changes against the rules."})
     print(roster.identity("reviewer"))      # UnknownAgent (a KeyError) for any other slug
     bigger = roster.extend({"triage": "You are triage: label and route new issues."})
-
-Design notes. ADR 0006 keeps the identity layer deliberately minimal: naming an agent is not
-implementing one, so the roster holds one line per slug and nothing else. It is an immutable
-value; an embedder extends it (``roster.extend({...})`` or through ``HarnessConfig.agents``)
-rather than mutating a global. Loading the shipped ``config/agents.toml`` lives in
-``harness.config``, which owns file I/O and its errors.
 """
 
 from __future__ import annotations

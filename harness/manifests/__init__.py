@@ -1,4 +1,4 @@
-"""Recorded builds: the manifest store, replay and diff (CONTRACT section 11).
+"""Recorded builds: the manifest store, replay and diff.
 
 A build is recorded as its manifest (every layer's decisions and the build's context) plus
 the text of every input unit, content-addressed by sha256 and stored once. Later it can be

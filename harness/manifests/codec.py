@@ -6,26 +6,6 @@ Pure (no I/O); every backend (SQLite, PostgreSQL) stores what this module encode
 
     batch = encode(records, Written())   # rows for ``manifests``, new parts, new texts
     # ... the backend writes batch.rows, batch.parts and batch.texts in ONE transaction ...
-
-Design notes:
-- A build is one row: its id, the columns ``list`` filters on, and a small JSON header with
-  what differs from build to build (id, times, digest, tokens, tokenizer, version) and the
-  addresses of its "parts": the build's settings (everything else but the layers: workspace,
-  agent, budgets, strategies, separators, ...) and each layer, stored as zlib JSON under the
-  sha256 of their JSON. Every unit text is stored as its UTF-8 bytes under its own sha256.
-  Identical builds share their parts and texts, so an additional identical build costs one
-  row (about 1.5 KB on disk for the example workspace, read times and index entries included).
-- When a unit was read (``observed_at``) changes from build to build while the rest of its
-  layer does not (``.AGENTS/`` files are read for every build), so those times are kept in the
-  row's header, by position, and the layer's part holds none: the part stays shared.
-- ``Written`` remembers what a store has committed (bounded), so a build like the previous one
-  costs no compression and no blob for what is stored already; a part equal to the last one
-  of its kind is not even encoded again (dict comparison in C is cheaper than JSON), and the
-  very layer dict of the previous record (``ManifestRecord.of`` shares the dicts of layers
-  whose manifest the assembler shared) is not even compared. Only a committed batch adds to
-  ``Written``: after a failed one everything is sent again.
-- Reading checks every part against its address: a damaged part is a ``ManifestStoreError``
-  (restore the store); texts are checked by replay, which names each bad unit instead.
 """
 
 from __future__ import annotations

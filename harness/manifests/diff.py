@@ -8,15 +8,6 @@ Pure: two manifests (as ``ManifestStore.get`` returns them) in, a ``ManifestDiff
     print(change.render())             # readable at a terminal, control characters escaped
     json_form = change.to_json()       # the same facts for machines
     change.same                        # True when nothing differs
-
-Design notes. Per layer a unit is matched by its id. ``added``: in B, not in A; ``removed``:
-in A, not in B; ``changed``: in both, with another sha256 (its text changed); ``trimmed``
-("trimmed differently"): in both, but its fate differs: kept whole, cut (``truncated``) or
-dropped (with the recorded reason, e.g. ``budget`` or ``stale``). A unit can be both changed
-and trimmed differently. Layer settings (budget, strategy) and the build's context (digest,
-tokens, tokenizer, agent, workspace, project, now) are compared too. Every id, source and
-value shown at a terminal goes through the project's display escaper, so hostile ids cannot
-inject terminal escapes or forge lines.
 """
 
 from __future__ import annotations

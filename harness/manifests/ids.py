@@ -6,14 +6,6 @@
 
     first, second = new_manifest_id(), new_manifest_id()
     assert len(first) == 26 and first < second     # later ids sort after earlier ones
-
-Design notes: an id is 128 bits in the ULID layout (a 48-bit Unix time in milliseconds, then
-80 random bits from ``os.urandom``), written as 26 characters of Crockford base32, so the
-string order is the time order. Within one process the ids are also strictly increasing:
-an id made in the same millisecond as the previous one (or after the clock stepped back)
-takes the previous id's time and its random part plus one. So two builds of one process
-never share an id, however many run at once, and ids of different processes collide only if
-80 random bits do.
 """
 
 from __future__ import annotations

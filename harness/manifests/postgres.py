@@ -6,21 +6,6 @@
 
     async with ManifestStore.open("postgresql://engine@db/harness", create=True) as store:
         print(await store.list(limit=5))
-
-Design notes:
-- The layout of ``harness.manifests.codec`` in four tables named ``harness_manifests``,
-  ``harness_manifest_parts``, ``harness_manifest_texts`` (BYTEA bodies) and the shared
-  ``harness_schema`` (component ``manifests``, version checked on open as for SQLite): they
-  sit beside ``agent_instructions`` without touching it. ``create=True`` creates them
-  (idempotently, under a transaction-scoped advisory lock, so nodes starting together agree);
-  without it a database lacking them is a ``ManifestStoreError`` saying how to create them.
-- One connection per store, used one statement at a time (the store's lock); a batch is one
-  transaction (``ON CONFLICT DO NOTHING`` for the shared parts and texts). A commit returns
-  once the server has made it durable (``synchronous_commit`` on, the default). A connection
-  found closed is replaced on the next call; a call that fails raises ``ManifestStoreError``.
-- Only bound parameters (``$1``...) reach SQL; ``statement_timeout`` is the store's timeout;
-  every message names the database by its redacted URL and is scrubbed of its password
-  (``harness.stores.secrets``).
 """
 
 from __future__ import annotations

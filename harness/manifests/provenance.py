@@ -11,12 +11,6 @@
     manifest_id = await provenance.record(prompt, workspace=..., agent=..., project_id=None,
                                           requested_at=datetime.now(UTC), tokenizer_spec=None)
     await provenance.aclose()                      # after the tree (and so the drain) stopped
-
-Design notes: the Harness opens the store before its tree starts and closes it after the tree
-stopped, so the recorder (a child of the tree, stopped first) drains into an open store and
-``h.manifests`` is one object for the Harness's whole run, whatever restarts the recorder
-goes through. ``record`` returns only once the record is durable; it raises
-``ManifestStoreError`` otherwise, and the Harness then hands out no prompt.
 """
 
 from __future__ import annotations

@@ -10,23 +10,6 @@ What ``Harness(manifests=path)`` runs in its tree; on its own::
         recorder = Recorder(store)
         async with Supervisor([recorder.child_spec()]):
             await recorder.record(record)     # returns once the record is durable
-
-Design notes (group commit, GenServer style):
-- ``record`` sends ``(record, waiter)`` with a ``call`` (so a full mailbox pushes back on the
-  builds) and then waits for its waiter. ``handle_call`` buffers the record and, when no other
-  message is queued behind it, writes the whole buffer in one transaction. Records that
-  arrive while a transaction commits queue up in the mailbox and are written together next:
-  concurrent builds share one transaction (one fsync), however many there are, and a lone
-  build is written at once (no timer, no added latency).
-- A store error fails the waiters of that batch with ``ManifestStoreError`` (each record of a
-  failed batch is first retried alone, so one bad record cannot fail its neighbours); it does
-  not crash the actor: the builds report it, and the next batch tries again.
-- A write in a worker thread is never abandoned: its result arrives even when the actor is
-  being cancelled (anyio delivers the cancellation at the next checkpoint), and the waiters are
-  resolved before that checkpoint. ``terminate`` (on shutdown and after a crash alike) drains
-  what is still buffered or was interrupted, so leaving the Harness loses no record; whatever
-  cannot be written then fails its waiter. Calls still in the mailbox when the actor stops are
-  failed by the actor base class (``ActorExited``) and reported as ``ManifestStoreError``.
 """
 
 from __future__ import annotations

@@ -13,16 +13,6 @@ Pure (no I/O): the store reads the manifest and the texts, this module re-runs `
     texts = {k: v.encode() for k, v in record.texts.items()}
     result = replay_manifest(dict(record.manifest), texts)
     assert result.identical and result.digest == prompt.digest
-
-Design notes: the inputs are rebuilt by the assembler's own ``replay_inputs`` (units in input
-order with their recorded provenance); the budgets, strategies and ``now`` are the recorded
-ones; the tokenizer is rebuilt from its recorded spec
-(``approximate``, ``approximate(bytes/N)``, ``tiktoken:NAME_OR_PATH``) unless the caller passes
-one. Tampered data never raises: a text that is missing, or whose bytes no longer hash to their
-address, is a ``Difference`` naming its layer and unit, and so is every layer whose kept,
-dropped, truncated or token figures differ from the record, and a record whose format this
-harness does not render (another manifest schema, other separators). ``identical`` means no
-difference.
 """
 
 from __future__ import annotations

@@ -8,24 +8,6 @@
     backend = await SqliteBackend.open(Path("manifests.db"), create=True, wait=5.0)
     print(await backend.rows(agent=None, project_id=None, limit=10))
     await backend.aclose()
-
-Design notes:
-- Durability: WAL with ``synchronous=FULL``: every commit syncs the WAL before it returns, so
-  a build whose record has been committed survives the process being killed AND the machine
-  losing power (as far as the disk honours fsync). ``NORMAL`` with WAL would survive a killed
-  process only; group commit (many records per transaction, one sync) pays for FULL.
-- Layout (``harness.manifests.codec``): ``manifests`` (one row per build), ``manifest_parts``
-  (layers) and ``manifest_texts`` (unit texts), the last two content-addressed. ``manifests``
-  is a rowid table: a WITHOUT ROWID table would push each row of about a kilobyte into overflow
-  pages and quadruple the growth per build.
-- Opening checks, each a ``ManifestStoreError`` saying what to do: a missing file (unless
-  ``create``), something that is not a regular file, a file that is not SQLite, an SQLite
-  database of something else (tables but no ``harness_schema`` row), a schema newer than this
-  harness reads, a damaged schema. Only bound parameters reach SQL.
-- Every call runs in a worker thread (the event loop never waits on the disk), and is never
-  abandoned by a cancelled caller: a write in flight finishes.
-- Before each write the path is checked to still name the opened file: writes to a file whose
-  directory was removed (or that was replaced) would land in an orphaned inode and be lost.
 """
 
 from __future__ import annotations

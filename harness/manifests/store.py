@@ -13,14 +13,6 @@
                 print("identical" if replay.identical else replay.differences)
 
     anyio.run(main)
-
-Design notes: a store is a backend (``harness.manifests.sqlite``, the embedded default, or
-``harness.manifests.postgres`` for a ``postgresql://`` URL) plus the layout of
-``harness.manifests.codec``. Operations run one at a time (an ``anyio.Lock``): one connection,
-never shared between two statements. ``record`` takes many builds and commits them in one
-transaction: the recorder's group commit. ``open`` of a missing store raises;
-``open(location, create=True)`` (what ``Harness(manifests=...)`` uses) creates it (a file
-whose directory exists, or the tables in an existing PostgreSQL database).
 """
 
 from __future__ import annotations

@@ -14,10 +14,6 @@
 The parts: ``store`` (the pool and its reads), ``listener`` (the supervised LISTEN child that
 makes rows cacheable and invalidates them), ``schema`` (the table and its trigger), ``errors``
 (what a failure means, without the password).
-
-Design note: importing asyncpg takes about 0.2 s, so this package imports it only when a
-store, the listener or ``create_schema_postgres`` is first used: ``POSTGRES_SCHEMA_SQL`` (which
-``harness.instruction_files`` re-exports) costs nothing to import.
 """
 
 from __future__ import annotations

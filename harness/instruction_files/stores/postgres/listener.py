@@ -5,24 +5,6 @@
     listener = Listener(url, events, state, heartbeat=5.0, connect_timeout=5.0)
     async with Supervisor([listener.child_spec()]):
         ...   # state.cache_rows is True while its LISTEN is active
-
-Design notes:
-
-- Its own connection, never a pooled one: a pool resets a connection (``UNLISTEN *``) when it
-  is released. The child signals ready before connecting, so entering a Harness whose server
-  is down succeeds; it then keeps connecting with capped, jittered exponential backoff.
-- ``ListenState`` is shared with the store. Only once LISTEN is active does the listener bump
-  ``generation`` and set ``cache_rows``: a read that began earlier (when notices could still
-  be missed) is never cached. The moment the connection is known lost (asyncpg's termination
-  callback, a failed heartbeat, an error, shutdown) it clears ``cache_rows``, bumps
-  ``generation`` and calls ``events.rows_unreliable()``, synchronously and before anything
-  else can run on the loop.
-- Heartbeat: every ``heartbeat / 2`` seconds a ``SELECT 1`` that must answer within
-  ``heartbeat / 2``, so a connection that died silently is noticed within ``heartbeat``.
-- A notice names one (project_id, agent_slug): ``events.row_changed``. A notice that names
-  none (TRUNCATE, over-long ids, a foreign payload) means every row may have changed:
-  ``events.rows_unreliable()``. An exception from ``events`` ends this life of the child with
-  that exception (the supervisor restarts it), after the same loss handling as a disconnect.
 """
 
 from __future__ import annotations

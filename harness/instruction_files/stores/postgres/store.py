@@ -7,24 +7,6 @@
     store = PostgresInstructionStore("postgresql://app@db/engine", timeout=5.0)
     read = await store.read("acme", "reviewer")      # StoreRead(source, warnings, updated_at)
     await store.aclose()
-
-Design notes:
-
-- A pool, created on the first read in the running event loop (a store built outside any loop,
-  as ``Harness(...)`` is, owns no connection until then; a pool from a loop that has ended is
-  dropped). ``min_size=0``: an unreachable server costs nothing until a read.
-- Each read is one read-only transaction (``BEGIN READ ONLY``; the sessions also default to
-  read-only) running one statement with bound parameters; ``statement_timeout`` is
-  ``timeout`` (``database_timeout``) and a connection gets ``max(timeout, 1)`` seconds to be
-  made. A pooled connection found dead (a server restart) is replaced once and the read
-  retried: reads are idempotent.
-- ``content`` is read as its UTF-8 bytes (``convert_to``) and decoded like an instruction
-  file (a BOM removed, invalid bytes of a SQL_ASCII database replaced, each with a warning), so
-  a source's digest is the sha256 of those bytes, as with SQLite.
-- Rows may be cached only while the listener child (``child_specs``) holds LISTEN:
-  ``cache_rows`` and ``generation`` come from it (see ``listener``). A store whose listener never
-  runs never lets a row be cached.
-- Every message names the database by its redacted URL and is scrubbed of its password.
 """
 
 from __future__ import annotations
