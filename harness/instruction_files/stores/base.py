@@ -3,10 +3,11 @@
 A backend implements ``InstructionStore``; ``InstructionFiles`` reads one agent's row through
 it and caches it as the store allows::
 
-    from harness.instruction_files.stores.base import InstructionStore, StoreRead
+    from harness.instruction_files.stores.base import InstructionStore
+    from harness.instruction_files.stores.sqlite import SqliteInstructionStore
 
-    class Fixed:                     # a store that always has the same row
-        ...                          # name, cache_rows, generation, read, child_specs, aclose
+    store = SqliteInstructionStore("examples/acme.db", timeout=5.0)
+    assert isinstance(store, InstructionStore)     # name, cache_rows, generation, read, ...
 
 A store may need supervised companions (PostgreSQL's LISTEN connection): ``child_specs(events)``
 returns them, and ``Harness`` adds them to its tree. Through ``StoreEvents`` a companion tells
