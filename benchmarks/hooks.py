@@ -4,13 +4,16 @@ Cases (same payload, same number of calls for each side):
 
 * ``sync x10``: a ``pre_tool_use`` chain of 10 sync handlers that all continue, each call being
   ``await hooks.run(...)`` inside one running event loop; the peer is pluggy calling 10
-  hook implementations of one hook (``pm.hook.pre_tool_use(payload=...)``). Target ratio <= 1.0.
+  hook implementations of one hook (``pm.hook.pre_tool_use(payload=...)``). Target ratio <= 0.6,
+  with public APIs of anyio and asyncio only.
 * ``async x10``: the same chain with ``async def`` handlers, for comparison (same pluggy peer).
 * ``sync x10 + match``: 10 sync handlers with ``match="Bash|Edit"`` (all match), for comparison.
 
 * ``command hook 'true'``: a settings-loaded command hook running ``true`` through
   ``Hooks.run`` (spawn in its own process group, JSON on stdin, both pipes read, reaped)
-  against ``subprocess.run(["/bin/sh", "-c", "true"])``, in the same run. Target ratio <= 1.3.
+  against its floor, a bare ``anyio.open_process`` of the same command with three pipes in its
+  own session (the event loop's own spawn), in the same run. Target ratio <= 1.35.
+  ``subprocess.run(["/bin/sh", "-c", "true"])`` is printed for comparison.
 
 ``--before CHECKOUT`` adds a column: the same chains built with the ``Hooks`` of another
 checkout of harness (e.g. ``--before ../harness-before``, the code before a change), loaded
@@ -208,18 +211,18 @@ def main(argv: list[str] | None = None) -> int:
         if then is not None:
             line += f" {then:>10.0f} {ours / then:>10.2f}"
         print(line)
-    print("ratio = harness / pluggy; target for 'sync x10 (all continue)': <= 1.00")
+    print("ratio = harness / pluggy; target for 'sync x10 (all continue)': <= 0.60")
     spawns = 20 if args.quick else 100
     ours, peer, floor = anyio.run(time_command_hook, spawns, rounds)
     print(
         f"\ncommand hook 'true' via Hooks.run: {ours / 1000:.0f} us per run; "
         f"subprocess.run(['/bin/sh', '-c', 'true']): {peer / 1000:.0f} us; "
-        f"ratio {ours / peer:.2f} (target <= 1.30; best of {rounds} rounds of {spawns})"
+        f"ratio {ours / peer:.2f} (best of {rounds} rounds of {spawns})"
     )
     print(
         f"floor: bare anyio.open_process of it (3 pipes, own session, wait): "
         f"{floor / 1000:.0f} us, {floor / peer:.2f}x subprocess.run; the hook is "
-        f"{ours / floor:.2f}x the floor"
+        f"{ours / floor:.2f}x the floor (target <= 1.35)"
     )
     if before is not None:
         print("now/before: this checkout / the --before one; target for the match row: <= 0.50")

@@ -133,12 +133,15 @@ class CommandHook:
         try:
             async with anyio.create_task_group() as group:
                 group.start_soon(_feed, process, data)
-                group.start_soon(_drain_both, (out_read, err_read), outputs, drained)
+                streams = _Streams(drained)
+                group.start_soon(_drain, out_read, outputs[0], "stdout", streams)
+                group.start_soon(_drain, err_read, outputs[1], "stderr", streams)
                 code = await process.wait()
                 _kill_group(process.pid)  # leftovers of the group would hold the pipes open
-                with anyio.move_on_after(OUTPUT_GRACE):
-                    await drained.wait()
-                group.cancel_scope.cancel()  # stop reading: whoever holds the pipes now is left
+                if not drained.is_set():
+                    with anyio.move_on_after(OUTPUT_GRACE):
+                        await drained.wait()
+                    group.cancel_scope.cancel()  # stop reading: whoever holds them is left
         except BaseException as exc:
             with anyio.CancelScope(shield=True):
                 _kill_group(process.pid)
@@ -183,14 +186,22 @@ async def _feed(process: anyio.abc.Process, data: bytes) -> None:
         await process.stdin.aclose()
 
 
-async def _drain_both(fds: tuple[int, int], into: tuple[bytearray, bytearray], done: Any) -> None:
-    async with anyio.create_task_group() as group:
-        group.start_soon(_drain, fds[0], into[0], "stdout")
-        group.start_soon(_drain, fds[1], into[1], "stderr")
-    done.set()
+class _Streams:
+    """Counts the output streams still open; ``done`` is set when both reached their end."""
+
+    __slots__ = ("done", "open")
+
+    def __init__(self, done: anyio.Event) -> None:
+        self.done = done
+        self.open = 2
+
+    def closed(self) -> None:
+        self.open -= 1
+        if not self.open:
+            self.done.set()
 
 
-async def _drain(fd: int, into: bytearray, name: str) -> None:
+async def _drain(fd: int, into: bytearray, name: str, streams: _Streams) -> None:
     os.set_blocking(fd, False)
     while True:
         try:
@@ -199,6 +210,7 @@ async def _drain(fd: int, into: bytearray, name: str) -> None:
             await anyio.wait_readable(fd)
             continue
         if not chunk:
+            streams.closed()
             return
         into += chunk
         if len(into) > OUTPUT_LIMIT:
