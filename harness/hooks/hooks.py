@@ -113,6 +113,18 @@ class _Chain:
         )
         self.memo: dict[str | None, _Selection] = {}
 
+    def pick(self, payload: Any) -> _Selection | None:
+        """The handlers matching ``payload``'s tool name; None if it cannot be read."""
+        # tool_name(payload), inlined for the common case (a dict with a str name)
+        name = payload.get("tool_name") if type(payload) is dict else None
+        if type(name) is not str:
+            try:
+                name = tool_name(payload)  # never raises for a dict
+            except Exception:
+                return None
+        selection = self.memo.get(name)
+        return self.select(name) if selection is None else selection
+
     def select(self, name: str | None) -> _Selection:
         selection = self.memo.get(name)
         if selection is None:
@@ -247,25 +259,14 @@ class Hooks:
         if not chain.fast:
             outcome = await _run_chain(chain.entries, 0, payload, [], state)
         else:
-            # Fast path (run is the hot path of every tool call): the chains are precomputed at
-            # register time, sync handlers without a timeout are plain calls (no task, no
-            # cancel scope, no clock read), the handlers matching a tool name are selected
-            # once per name and memoised on the chain (bounded), and tool_name is read once.
-            # A plain loop over the handlers selected for this tool name; the first
-            # that answers anything but None (or raises) hands over to the general loop.
+            # Fast path, the hot path of every tool call (docs/architecture/hooks.md): a plain
+            # loop over the handlers selected for this tool name; the first that answers
+            # anything but None (or raises) hands over to the general loop.
             if chain.needs_name:
-                # tool_name(payload), inlined for the common case (a dict with a str name)
-                name = payload.get("tool_name") if type(payload) is dict else None
-                if type(name) is not str:
-                    try:
-                        name = tool_name(payload)  # never raises for a dict
-                    except Exception:  # the general loop fails closed naming the handler
-                        chained = _run_chain(chain.entries, 0, payload, [], state)
-                        return await _finish(chained, state)
-                selection = chain.memo.get(name)
-                if selection is None:
-                    selection = chain.select(name)
-                handlers, names, indexes = selection
+                picked = chain.pick(payload)
+                if picked is None:  # the general loop fails closed naming the handler
+                    return await _finish(_run_chain(chain.entries, 0, payload, [], state), state)
+                handlers, names, indexes = picked
             else:
                 handlers, names, indexes = chain.everything
             remaining = iter(handlers)
