@@ -17,7 +17,9 @@ Cases (same payload, same number of calls for each side):
 
 ``--before CHECKOUT`` adds a column: the same chains built with the ``Hooks`` of another
 checkout of harness (e.g. ``--before ../harness-before``, the code before a change), loaded
-from its ``harness/hooks/hooks.py`` and timed in the same run.
+from its ``harness/hooks/hooks.py`` and timed in the same run. That module imports its siblings
+from this checkout's package, so the other checkout must agree with this one on them (for a
+change to ``hooks.py`` alone); otherwise run this script in each checkout.
 
 Usage: ``python benchmarks/hooks.py [--quick] [--before CHECKOUT]``. Timings are best-of-N
 rounds, per call.
@@ -81,7 +83,7 @@ async def async_handler(payload: dict[str, Any]) -> None:
 
 
 def load_before(checkout: str) -> Any:
-    """The ``Hooks`` class of another checkout (its hooks module imports only anyio)."""
+    """The ``Hooks`` class of another checkout (its siblings are this checkout's modules)."""
     path = Path(checkout) / "harness" / "hooks" / "hooks.py"
     spec = importlib.util.spec_from_file_location("before_hooks", path)
     assert spec is not None and spec.loader is not None, path
