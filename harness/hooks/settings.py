@@ -167,9 +167,11 @@ def _read_group(
         return hooks
     try:
         parse_match(match)
-    except HookValueError as exc:
+    except HookValueError:
         raise HookSettingsError(
-            f"{at}.matcher", f"{exc}; separate tool names with | or ,"
+            f"{at}.matcher",
+            f"{raw!r} names a tool with a space inside; separate tool names with | or , "
+            "(e.g. 'Bash|Edit' or 'Bash, Edit')",
         ) from None
     phase = PHASE_OF_EVENT[event]
     for h, entry in enumerate(entries):
