@@ -4,17 +4,22 @@ Cases (same payload, same number of calls for each side):
 
 * ``sync x10``: a ``pre_tool_use`` chain of 10 sync handlers that all continue, each call being
   ``await hooks.run(...)`` inside one running event loop; the peer is pluggy calling 10
-  hook implementations of one hook (``pm.hook.pre_tool_use(payload=...)``). Target ratio <= 1.0.
+  hook implementations of one hook (``pm.hook.pre_tool_use(payload=...)``). Target ratio <= 0.6,
+  with public APIs of anyio and asyncio only.
 * ``async x10``: the same chain with ``async def`` handlers, for comparison (same pluggy peer).
 * ``sync x10 + match``: 10 sync handlers with ``match="Bash|Edit"`` (all match), for comparison.
 
 * ``command hook 'true'``: a settings-loaded command hook running ``true`` through
   ``Hooks.run`` (spawn in its own process group, JSON on stdin, both pipes read, reaped)
-  against ``subprocess.run(["/bin/sh", "-c", "true"])``, in the same run. Target ratio <= 1.3.
+  against its floor, a bare ``anyio.open_process`` of the same command with three pipes in its
+  own session (the event loop's own spawn), in the same run. Target ratio <= 1.35.
+  ``subprocess.run(["/bin/sh", "-c", "true"])`` is printed for comparison.
 
 ``--before CHECKOUT`` adds a column: the same chains built with the ``Hooks`` of another
 checkout of harness (e.g. ``--before ../harness-before``, the code before a change), loaded
-from its ``harness/hooks/hooks.py`` and timed in the same run.
+from its ``harness/hooks/hooks.py`` and timed in the same run. That module imports its siblings
+from this checkout's package, so the other checkout must agree with this one on them (for a
+change to ``hooks.py`` alone); otherwise run this script in each checkout.
 
 Usage: ``python benchmarks/hooks.py [--quick] [--before CHECKOUT]``. Timings are best-of-N
 rounds, per call.
@@ -78,7 +83,7 @@ async def async_handler(payload: dict[str, Any]) -> None:
 
 
 def load_before(checkout: str) -> Any:
-    """The ``Hooks`` class of another checkout (its hooks module imports only anyio)."""
+    """The ``Hooks`` class of another checkout (its siblings are this checkout's modules)."""
     path = Path(checkout) / "harness" / "hooks" / "hooks.py"
     spec = importlib.util.spec_from_file_location("before_hooks", path)
     assert spec is not None and spec.loader is not None, path
@@ -137,13 +142,16 @@ async def main_async(
             if chain is not None:
                 outcome = await chain.run("pre_tool_use", PAYLOAD)
                 assert not outcome.halted and len(outcome.ran) == HANDLERS
-        # Warm up every side, then interleave so machine noise hits all alike.
+        # Warm up every side, then alternate round by round so machine noise hits all alike.
         time_pluggy(pm, calls // 10, 1)
         await time_hooks(hooks, calls // 10, 1)
-        peer = time_pluggy(pm, calls, rounds)
-        ours = await time_hooks(hooks, calls, rounds)
-        then = None if old is None else await time_hooks(old, calls, rounds)
-        rows.append((label, ours, peer, then))
+        peer = ours = then_best = float("inf")
+        for _ in range(rounds):
+            peer = min(peer, time_pluggy(pm, calls, 1))
+            ours = min(ours, await time_hooks(hooks, calls, 1))
+            if old is not None:
+                then_best = min(then_best, await time_hooks(old, calls, 1))
+        rows.append((label, ours, peer, None if old is None else then_best))
     return rows
 
 
@@ -208,18 +216,18 @@ def main(argv: list[str] | None = None) -> int:
         if then is not None:
             line += f" {then:>10.0f} {ours / then:>10.2f}"
         print(line)
-    print("ratio = harness / pluggy; target for 'sync x10 (all continue)': <= 1.00")
+    print("ratio = harness / pluggy; target for 'sync x10 (all continue)': <= 0.60")
     spawns = 20 if args.quick else 100
     ours, peer, floor = anyio.run(time_command_hook, spawns, rounds)
     print(
         f"\ncommand hook 'true' via Hooks.run: {ours / 1000:.0f} us per run; "
         f"subprocess.run(['/bin/sh', '-c', 'true']): {peer / 1000:.0f} us; "
-        f"ratio {ours / peer:.2f} (target <= 1.30; best of {rounds} rounds of {spawns})"
+        f"ratio {ours / peer:.2f} (best of {rounds} rounds of {spawns})"
     )
     print(
         f"floor: bare anyio.open_process of it (3 pipes, own session, wait): "
         f"{floor / 1000:.0f} us, {floor / peer:.2f}x subprocess.run; the hook is "
-        f"{ours / floor:.2f}x the floor"
+        f"{ours / floor:.2f}x the floor (target <= 1.35)"
     )
     if before is not None:
         print("now/before: this checkout / the --before one; target for the match row: <= 0.50")

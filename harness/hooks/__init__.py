@@ -10,13 +10,16 @@ Register handlers on a phase, run the phase with a payload, read the outcome::
     assert outcome.halted and outcome.reason == "read-only"
 
 ``load_hook_settings`` reads Claude Code hook settings (a ``settings.json``) into a ``Hooks``
-value whose command hooks run as subprocesses.
+value whose command hooks run as subprocesses. Command hooks inherit the whole environment of
+the process by default, secrets included; ``load_hook_settings(..., env_allowlist=[...])``
+gives them only the listed variables plus ``CLAUDE_PROJECT_DIR``.
 
 The parts, one module each: ``hooks`` (the pure ``Hooks`` value and its run loop),
 ``outcome`` (``Halt``, ``HookOutcome`` and the fail-closed checks), ``matching`` (tool-name
-matchers), ``registration`` (validation at register time), ``cancellation`` (telling an
-outside cancellation from a handler's failure), ``command`` and ``settings`` (command hooks),
-``errors``.
+matchers), ``registration`` (the phases, validation at register time), ``cancellation``
+(telling an outside cancellation from a handler's failure), ``claude_code`` (Claude Code's hook
+protocol), ``command`` and ``leftovers`` (running a command hook, cleaning up after it),
+``settings`` (reading settings, hook types by name), ``errors``.
 """
 
 from harness.hooks.errors import CommandHookError as CommandHookError

@@ -1,36 +1,23 @@
 """Telling a cancellation from outside apart from a hook handler's own failure.
 
-``Hooks.run`` must let every cancellation from outside propagate (never report it as a halt)
-while a handler's own errors halt the chain. It brackets a run with these checks::
+``Hooks.run`` lets every cancellation from outside propagate (never a halt) while a handler's
+own errors halt the chain. It brackets a run with these checks, all built on public calls
+(``asyncio.current_task``, ``Task.cancelling`` and ``anyio.current_effective_deadline``)::
 
     state = cancel_state()
-    if start_pending(state):             # a checkpoint: a pending cancellation raises here
+    if start_pending(state):             # a Task.cancel() is pending: it lands here
         state = await run_started(state)
     ...                                  # the handlers
-    if finish_pending(state):            # and here, if one was requested during the run
+    if finish_pending(state):            # a cancellation is pending now: it lands here
         await run_finished(state)
 
-Design notes:
-
-- A run of plain sync handlers never awaits, so without these checks a cancellation requested
-  before the run (``scope.cancel()``, an already expired ``fail_after``) or by a handler would
-  be swallowed: the run would return "not halted" and the caller act on it.
-- A full checkpoint (``sleep(0)``) costs more than a whole chain of sync handlers, so the
-  checks only *look* (without an await): ``Task.cancelling()`` for ``Task.cancel()``, and
-  anyio's cancel scopes of the task for ``scope.cancel()`` / deadlines; only when one is
-  pending do they checkpoint to let it land. anyio keeps the scopes in a private table;
-  when that is not there (another anyio version, or not asyncio) the public
-  ``checkpoint_if_cancelled`` is used instead.
-- Outside cancellation is recognised by the task's count of cancellation requests: it grows
-  only when someone cancels this task. The count at the start of the run is the baseline.
+A run never returns an outcome while a cancellation of its caller is pending.
 """
 
 from __future__ import annotations
 
 import asyncio
-import os
-import weakref
-from threading import get_ident
+import math
 from typing import Any, TypeAlias
 
 import anyio
@@ -47,106 +34,73 @@ __all__ = [
     "start_pending",
 ]
 
-try:  # anyio's private table of task -> cancel scope (asyncio backend); see the design notes
-    from anyio._backends._asyncio import _task_states
+# A run of plain sync handlers never awaits, so without these checks a cancellation requested
+# before the run (``scope.cancel()``, ``Task.cancel()``, an expired ``fail_after``) or by a
+# handler would be swallowed: the run would return "not halted" and the caller act on it. A
+# full checkpoint costs more than a whole chain of sync handlers, so the checks only look and
+# checkpoint when something is pending. Looking at the cancel scopes (the effective deadline)
+# costs about a third of a chain of ten sync handlers, so it is done once, at the end: a sync
+# handler cannot be interrupted anyway, and a scope cancelled before the run still lands
+# before the run returns. ``Task.cancelling()`` is cheap and read at both ends. Outside
+# cancellation is recognised by that count of cancellation requests: it grows only when
+# someone cancels this task, and its value at the start of the run is the baseline.
 
-    _scope_table: dict[Any, Any] | None = _task_states.data  # type: ignore[attr-defined]
-    _ref: Any = weakref.ref
-except (ImportError, AttributeError):  # pragma: no cover - another anyio
-    _scope_table = None
+CancelState: TypeAlias = tuple["asyncio.Task[Any] | None", int]
+"""(the running asyncio task, or None on another event loop or outside a task; its count of
+cancellation requests at the start of the run)."""
 
-CancelState: TypeAlias = tuple["asyncio.Task[Any] | None", int, Any]
-"""(the running asyncio task or None, its cancellation count at the start, its cancel scope)."""
-
-
-# The running task, without a system call. asyncio.get_running_loop() checks os.getpid() on
-# every call (3.11, 3.12), which costs more than a whole sync chain; so the loop this thread
-# ran last is remembered with its thread and trusted while it still says it runs in this thread
-# (``BaseEventLoop._thread_id``). Forks clear it. Other loops take the public path.
-_last: tuple[int, Any] = (0, None)  # (thread ident, the loop it ran): one tuple, swapped whole
-os.register_at_fork(after_in_child=lambda: globals().update(_last=(0, None)))
-try:
-    _current_tasks: dict[Any, Any] | None = asyncio.tasks._current_tasks  # type: ignore[attr-defined]
-except AttributeError:  # pragma: no cover - a Python that keeps them elsewhere
-    _current_tasks = None
-
-
-def _current_task() -> asyncio.Task[Any] | None:
-    global _last
-    ident, loop = _last
-    if ident != get_ident() or loop._thread_id != ident or _current_tasks is None:
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            return None
-        ident = get_ident()
-        if getattr(loop, "_thread_id", None) == ident:
-            _last = (ident, loop)
-        return asyncio.current_task(loop)
-    return _current_tasks.get(loop)
+_NO_TASK: CancelState = (None, 0)
 
 
 def cancel_state() -> CancelState:
-    """The running task, its count of cancellation requests and its anyio cancel scope."""
-    task = _current_task() if _scope_table is not None else None
-    if task is None:  # not on asyncio (trio), no task, another anyio: the public checks
-        return None, 0, None
-    scope = None
-    if _scope_table is not None:
-        task_state = _scope_table.get(_ref(task))
-        scope = None if task_state is None else task_state.cancel_scope
-    return task, task.cancelling(), scope
+    """The running asyncio task (None if there is none) and its count of cancel requests."""
+    try:
+        task = asyncio.current_task()
+    except RuntimeError:  # no asyncio loop in this thread: trio, or a loop of its own
+        return _NO_TASK
+    return _NO_TASK if task is None else (task, task.cancelling())
 
 
-def scope_cancelled(scope: Any) -> bool:
-    """Whether an anyio cancel scope, or one enclosing it up to a shield, is cancelled."""
-    while scope is not None:
-        if scope._cancel_called:
-            return True
-        if scope._shield:
-            return False
-        scope = scope._parent_scope
-    return False
+def scope_cancelled() -> bool:
+    """Whether a cancel scope around the caller (up to a shield) is cancelled.
+
+    anyio reports such a scope's effective deadline as minus infinity, on every backend.
+    Outside a task (a plain event-loop callback) there is no scope to be cancelled.
+    """
+    try:
+        return anyio.current_effective_deadline() == -math.inf
+    except RuntimeError:  # no task anyio can tell the library of: no cancel scope either
+        return False
 
 
 def start_pending(state: CancelState) -> bool:
-    """Whether ``run_started`` must run: a cancellation may be pending (cheap, no await)."""
-    task, count, scope = state
-    return task is None or _scope_table is None or count > 0 or scope_cancelled(scope)
+    """Whether ``run_started`` must run: the task has cancellation requests (no await)."""
+    return state[1] > 0
 
 
 async def run_started(state: CancelState) -> CancelState:
-    """A cancellation point at the start of a run (when ``start_pending``); the new state."""
-    task, _, scope = state
-    if task is None or _scope_table is None:
-        await anyio.lowlevel.checkpoint_if_cancelled()
-        return state if task is None else (task, task.cancelling(), scope)
-    # A checkpoint lets a pending cancellation land; if it returns, the requests counted so
-    # far are being handled by someone else (cleanup code, a shield) and are the baseline.
+    """A checkpoint at the start of a run (when ``start_pending``); the new state.
+
+    A pending cancellation lands here; if the checkpoint returns, the requests counted so far
+    are being handled by someone else (cleanup code under a shield) and are the baseline.
+    """
     await anyio.lowlevel.checkpoint()
-    return task, task.cancelling(), scope
+    task = state[0]
+    return state if task is None else (task, task.cancelling())
 
 
 def finish_pending(state: CancelState) -> bool:
     """Whether ``run_finished`` must run: a cancellation was requested during the run."""
-    task, baseline, scope = state
-    if task is None or _scope_table is None:
-        return True
-    return task.cancelling() > baseline or (scope is not None and scope_cancelled(scope))
+    task, baseline = state
+    return (task is not None and task.cancelling() > baseline) or scope_cancelled()
 
 
 async def run_finished(state: CancelState) -> None:
     """Raise a cancellation from outside requested while the run's handlers ran."""
-    task, baseline, scope = state
-    if task is None or _scope_table is None:
-        await anyio.lowlevel.checkpoint_if_cancelled()
-        if task is not None and task.cancelling() > baseline:
-            await propagate_outside_cancellation(task, baseline, None)
-        return
-    if task.cancelling() > baseline:
+    task, baseline = state
+    if task is not None and task.cancelling() > baseline:
         await propagate_outside_cancellation(task, baseline, None)
-    elif scope is not None and scope_cancelled(scope):
-        await anyio.lowlevel.checkpoint()
+    await anyio.lowlevel.checkpoint()  # a cancelled scope delivers its own cancellation here
 
 
 async def propagate_outside_cancellation(

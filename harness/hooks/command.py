@@ -1,8 +1,8 @@
 """Command hooks: a Claude Code hook script run as a handler of the hooks chain (the effect).
 
 A ``CommandHook`` is an async handler: it runs its command with ``/bin/sh -c`` in ``cwd``, in
-its own process group, writes the payload as one JSON object to its stdin and turns the exit
-status and output into a verdict::
+its own session and process group, writes the payload as one JSON object to its stdin and
+turns the exit status and output into a verdict (``harness.hooks.claude_code``)::
 
     import anyio
     from harness.hooks import Hooks
@@ -12,51 +12,45 @@ status and output into a verdict::
     hooks = Hooks().register("pre_tool_use", guard, name=guard.command, timeout=60)
     outcome = anyio.run(hooks.run, "pre_tool_use", {"tool_name": "Bash", "tool_input": {}})
 
-Design notes:
+The environment: by default a hook inherits the whole environment of the process that runs
+it (as in Claude Code), secrets included, plus ``CLAUDE_PROJECT_DIR``. With ``env_allowlist``
+it gets only the listed variables (those that are set) plus ``CLAUDE_PROJECT_DIR``.
 
-- Verdicts (CONTRACT section 13): exit 0 continues, unless stdout (after leading whitespace)
-  starts with ``{``: then it is JSON, and ``decision: block``, ``continue: false`` or a
-  ``permissionDecision`` of ``deny``/``ask`` halt, ``updatedInput`` rewrites ``tool_input``.
-  Exit 2 halts with stderr as the reason. Everything else raises ``CommandHookError``, so the
-  chain fails closed with a reason naming the hook (its command) and the cause.
-- The timeout is the chain's own (``register(timeout=)``): its cancel scope cancels the run,
-  and cancellation from any side kills the whole process group (SIGKILL) and reaps the shell,
-  shielded, before it propagates. After the shell exits the group is killed too, so no
-  process of the hook outlives its run (orphans the group leaves are reaped by init).
-- stdin is written, and stdout and stderr are read, concurrently (no pipe deadlock); each
-  output is capped at ``OUTPUT_LIMIT`` bytes as it arrives: one byte more kills the hook.
-- Nothing from the payload reaches the command line: only stdin and ``CLAUDE_PROJECT_DIR``.
+What is left of a hook after its run: when the shell exits, its process group is killed; its
+output is read for a short grace (``OUTPUT_GRACE``) and then no longer waited for, so a
+leftover that keeps the pipes open cannot stall the chain, and its result is the shell's own.
+If something still held the pipes, every process of the hook's session and every process
+holding one of its pipes is killed too (Linux, through ``/proc``; ``harness.hooks.leftovers``).
+A halt by timeout or cancellation kills all of that as well. What cannot be reached: a
+process that left the session (``setsid()``) and closed or replaced the hook's pipes has no
+link back to the hook, and runs on; so does anything the hook started through another service
+(``systemd-run``, ``at``, a container runtime). On other systems than Linux only the process
+group is killed.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import signal
 import subprocess
-from collections.abc import Mapping
-from dataclasses import dataclass, is_dataclass, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Final
 
 import anyio
 import anyio.abc
 
 from harness.errors import HarnessError, describe
-from harness.hooks.errors import CommandHookError
-from harness.hooks.hooks import Halt
-from harness.hooks.matching import payload_field
+from harness.hooks.claude_code import EVENT_NAMES, stdin_json, verdict
+from harness.hooks.errors import CommandHookError, HookSettingsError
+from harness.hooks.leftovers import kill_leftovers
 
-__all__ = ["EVENT_NAMES", "OUTPUT_LIMIT", "CommandHook"]
+__all__ = ["EVENT_NAMES", "OUTPUT_GRACE", "OUTPUT_LIMIT", "CommandHook", "from_settings"]
 
 OUTPUT_LIMIT: Final = 1 << 20  # bytes, for stdout and for stderr each
-EVENT_NAMES: Final[Mapping[str, str]] = {
-    "pre_tool_use": "PreToolUse",
-    "post_tool_use": "PostToolUse",
-    "session_start": "SessionStart",
-    "session_end": "SessionEnd",
-}
-_EXCERPT: Final = 500  # characters of stderr quoted in a failure's reason
+OUTPUT_GRACE: Final = 0.2  # seconds the output is still read after the shell exited
+_CHUNK: Final = 1 << 16
 
 
 class _TooMuchOutput(HarnessError):
@@ -69,48 +63,91 @@ class _TooMuchOutput(HarnessError):
 
 @dataclass(frozen=True, slots=True)
 class CommandHook:
-    """A hook handler that runs ``command`` (see the module docstring for the rules)."""
+    """A hook handler that runs ``command`` (see the module docstring for the rules).
+
+    ``env_allowlist``: ``None`` (the default) passes the whole environment on; a sequence of
+    names passes only those (that are set), plus ``CLAUDE_PROJECT_DIR``.
+    """
 
     command: str
     cwd: str
     phase: str
+    env_allowlist: tuple[str, ...] | None = None
 
-    async def __call__(self, payload: Any) -> Halt | Any | None:
-        data = _stdin_json(self.phase, payload, self.cwd, self.command)
+    async def __call__(self, payload: Any) -> Any:
+        data = stdin_json(self.phase, payload, self.cwd, self.command)
         code, stdout, stderr = await self._run(data)
-        return self._verdict(payload, code, stdout, stderr)
+        return verdict(payload, code, stdout, stderr, self.command)
+
+    def environment(self) -> dict[str, str]:
+        """The environment the command gets, read from ``os.environ`` now."""
+        if self.env_allowlist is None:
+            return {**os.environ, "CLAUDE_PROJECT_DIR": self.cwd}
+        env = {name: os.environ[name] for name in self.env_allowlist if name in os.environ}
+        env["CLAUDE_PROJECT_DIR"] = self.cwd
+        return env
 
     async def _run(self, data: bytes) -> tuple[int, bytes, bytes]:
-        env = {**os.environ, "CLAUDE_PROJECT_DIR": self.cwd}
+        # stdout and stderr are pipes of our own (not the event loop's), so the shell's exit
+        # is seen whoever else holds them, and their inodes find who still does.
+        out_read, out_write = os.pipe()
+        err_read, err_write = os.pipe()
+        try:
+            process = await self._spawn(out_write, err_write)
+        except BaseException:
+            for fd in (out_read, err_read):
+                os.close(fd)
+            raise
+        finally:
+            os.close(out_write)
+            os.close(err_write)
+        try:
+            return await self._supervise(process, data, out_read, err_read)
+        finally:
+            os.close(out_read)
+            os.close(err_read)
+
+    async def _spawn(self, stdout: int, stderr: int) -> anyio.abc.Process:
         try:
             # Shielded: cancelled half-way, the process would run on unkilled; a cancellation
-            # lands at the first checkpoint below instead, where the group is killed.
+            # lands at the first checkpoint of the run instead, where the group is killed.
             with anyio.CancelScope(shield=True):
                 process = await anyio.open_process(
                     ["/bin/sh", "-c", self.command],
                     stdin=subprocess.PIPE,
-                    stdout=subprocess.PIPE,
-                    stderr=subprocess.PIPE,
+                    stdout=stdout,
+                    stderr=stderr,
                     cwd=self.cwd,
-                    env=env,
+                    env=self.environment(),
                     start_new_session=True,
                 )
         except OSError as exc:
             raise self._error(f"could not start: {describe(exc)}") from exc
-        outputs: dict[str, bytearray] = {"stdout": bytearray(), "stderr": bytearray()}
+        return process
+
+    async def _supervise(
+        self, process: anyio.abc.Process, data: bytes, out_read: int, err_read: int
+    ) -> tuple[int, bytes, bytes]:
+        outputs = (bytearray(), bytearray())
+        drained = anyio.Event()
         try:
             async with anyio.create_task_group() as group:
                 group.start_soon(_feed, process, data)
-                assert process.stdout is not None and process.stderr is not None
-                group.start_soon(_drain, process.stdout, outputs["stdout"], "stdout")
-                group.start_soon(_drain, process.stderr, outputs["stderr"], "stderr")
+                streams = _Streams(drained)
+                group.start_soon(_drain, out_read, outputs[0], "stdout", streams)
+                group.start_soon(_drain, err_read, outputs[1], "stderr", streams)
                 code = await process.wait()
-                _kill_group(process.pid)  # leftovers would hold the pipes open
+                _kill_group(process.pid)  # leftovers of the group would hold the pipes open
+                if not drained.is_set():
+                    with anyio.move_on_after(OUTPUT_GRACE):
+                        await drained.wait()
+                    group.cancel_scope.cancel()  # stop reading: whoever holds them is left
         except BaseException as exc:
             with anyio.CancelScope(shield=True):
                 _kill_group(process.pid)
                 await process.wait()
                 await process.aclose()
+                await kill_leftovers(process.pid, (out_read, err_read))
             too_much = _find_too_much(exc)
             if too_much is not None:
                 raise self._error(
@@ -118,101 +155,25 @@ class CommandHook:
                 ) from None
             raise
         await process.aclose()
-        return code, bytes(outputs["stdout"]), bytes(outputs["stderr"])
-
-    def _verdict(self, payload: Any, code: int, stdout: bytes, stderr: bytes) -> Halt | Any | None:
-        if code == 2:
-            reason = stderr.decode("utf-8", "replace").strip()
-            return Halt(reason or f"command hook {self.command!r} exited with 2 (block)")
-        if code != 0:
-            cause = f"exited with status {code}" if code > 0 else f"was killed by signal {-code}"
-            if code == 127:
-                cause += " (command not found)"
-            excerpt = stderr.decode("utf-8", "replace").strip()[:_EXCERPT]
-            raise self._error(cause + (f": {excerpt}" if excerpt else ""))
-        text = stdout.decode("utf-8", "replace").lstrip()
-        if not text.startswith("{"):
-            return None
-        try:
-            output = json.loads(text)
-        except ValueError as exc:
-            raise self._error(f"printed invalid JSON on stdout: {exc}") from None
-        return self._json_verdict(payload, output)
-
-    def _json_verdict(self, payload: Any, output: dict[str, Any]) -> Halt | Any | None:
-        keep_going = output.get("continue", True)
-        if not isinstance(keep_going, bool):
-            raise self._error(f'"continue" must be true or false, got {keep_going!r}')
-        if not keep_going:
-            stop = output.get("stopReason")
-            return Halt(_text(stop) or f"command hook {self.command!r} stopped the run")
-        decision = output.get("decision")
-        if decision == "block":
-            return Halt(_text(output.get("reason")) or f"command hook {self.command!r} blocked")
-        if decision not in (None, "approve"):
-            raise self._error(f'unknown "decision" {decision!r} (expected "block")')
-        specific = output.get("hookSpecificOutput")
-        if specific is None:
-            return None
-        if not isinstance(specific, dict):
-            raise self._error('"hookSpecificOutput" must be an object')
-        permission = specific.get("permissionDecision")
-        if permission in ("deny", "ask"):
-            reason = _text(specific.get("permissionDecisionReason"))
-            return Halt(reason or f"command hook {self.command!r} answered {permission}")
-        if permission not in (None, "allow"):
-            raise self._error(
-                f'unknown "permissionDecision" {permission!r} (expected allow, deny or ask)'
-            )
-        if "updatedInput" not in specific:
-            return None
-        updated = specific["updatedInput"]
-        if not isinstance(updated, dict):
-            raise self._error('"updatedInput" must be an object')
-        return _with_tool_input(payload, updated, self.command)
+        if not drained.is_set():
+            with anyio.CancelScope(shield=True):
+                await kill_leftovers(process.pid, (out_read, err_read))
+        return code, bytes(outputs[0]), bytes(outputs[1])
 
     def _error(self, cause: str) -> CommandHookError:
         return CommandHookError(f"command hook {self.command!r} {cause}")
 
 
-def _stdin_json(phase: str, payload: Any, cwd: str, command: str) -> bytes:
-    data: dict[str, Any] = {
-        "hook_event_name": EVENT_NAMES[phase],
-        "session_id": payload_field(payload, "session_id") or "",
-        "cwd": cwd,
-    }
-    if phase in ("pre_tool_use", "post_tool_use"):
-        data["tool_name"] = payload_field(payload, "tool_name")
-        data["tool_input"] = payload_field(payload, "tool_input")
-        if phase == "post_tool_use":
-            data["tool_response"] = payload_field(payload, "tool_response")
-    else:
-        key = "source" if phase == "session_start" else "reason"
-        value = payload_field(payload, key)
-        if value is not None:
-            data[key] = value
-    try:
-        return json.dumps(data, ensure_ascii=False).encode("utf-8", "surrogatepass")
-    except (TypeError, ValueError) as exc:
-        raise CommandHookError(
-            f"command hook {command!r} was not run: the payload is not JSON ({exc}); "
-            "pass JSON-compatible tool_input and tool_response"
-        ) from None
-
-
-def _with_tool_input(payload: Any, updated: dict[str, Any], command: str) -> Any:
-    if isinstance(payload, Mapping):
-        return {**payload, "tool_input": updated}
-    if is_dataclass(payload) and not isinstance(payload, type):
-        return replace(payload, tool_input=updated)
-    raise CommandHookError(
-        f"command hook {command!r} returned updatedInput, but a {type(payload).__name__} "
-        "payload cannot be rewritten; pass a dict or a dataclass payload"
-    )
-
-
-def _text(value: object) -> str:
-    return value.strip() if isinstance(value, str) else ""
+def from_settings(
+    entry: Mapping[str, Any], at: str, cwd: str, phase: str, env_allowlist: Sequence[str] | None
+) -> tuple[CommandHook, str]:
+    """The ``"type": "command"`` entry of a settings file at JSON path ``at``: the handler
+    and its name (the command string)."""
+    command = entry.get("command")
+    if not isinstance(command, str) or not command.strip():
+        raise HookSettingsError(f"{at}.command", "must be a non-empty string")
+    allow = None if env_allowlist is None else tuple(env_allowlist)
+    return CommandHook(command, cwd, phase, allow), command
 
 
 async def _feed(process: anyio.abc.Process, data: bytes) -> None:
@@ -225,8 +186,32 @@ async def _feed(process: anyio.abc.Process, data: bytes) -> None:
         await process.stdin.aclose()
 
 
-async def _drain(stream: anyio.abc.ByteReceiveStream, into: bytearray, name: str) -> None:
-    async for chunk in stream:
+class _Streams:
+    """Counts the output streams still open; ``done`` is set when both reached their end."""
+
+    __slots__ = ("done", "open")
+
+    def __init__(self, done: anyio.Event) -> None:
+        self.done = done
+        self.open = 2
+
+    def closed(self) -> None:
+        self.open -= 1
+        if not self.open:
+            self.done.set()
+
+
+async def _drain(fd: int, into: bytearray, name: str, streams: _Streams) -> None:
+    os.set_blocking(fd, False)
+    while True:
+        try:
+            chunk = os.read(fd, _CHUNK)
+        except BlockingIOError:
+            await anyio.wait_readable(fd)
+            continue
+        if not chunk:
+            streams.closed()
+            return
         into += chunk
         if len(into) > OUTPUT_LIMIT:
             raise _TooMuchOutput(name)

@@ -1,4 +1,4 @@
-"""Hooks: an immutable phase -> handlers value whose chain halts (ADR 0006, "Hooks").
+"""Hooks: an immutable phase -> handlers value whose chain halts.
 
 Register guards on a phase; ``run`` calls the matching ones in order and stops at the first
 ``Halt``::
@@ -14,19 +14,12 @@ Register guards on a phase; ``run`` calls the matching ones in order and stops a
     outcome = anyio.run(hooks.run, "pre_tool_use", payload)
     assert outcome.halted and outcome.halted_by == "no_rm"
 
-Failure policy (the reason this module exists): a handler that raises, runs past its timeout
-or returns something that is no verdict *halts* the chain -- a guard that crashed must never
-read as "allowed" (``harness.hooks.outcome``). Cancellation from outside is not a handler
-failure and always propagates (``harness.hooks.cancellation``).
-
-Design notes: the value is pure: ``register`` returns a new ``Hooks`` and never touches the
-old one, so a run can never observe a registration made while it is in flight, and one value
-can be shared by any number of concurrent runs without locks. ``run`` is the hot path of every
-tool call, so the per-phase chains are precomputed at register time and sync handlers without a
-timeout are plain function calls: no task, no cancel scope, no clock read. On that fast path
-the handlers matching a tool name are selected once per name and memoised on the chain
-(bounded), ``tool_name`` is read once per run (again only after a rewrite), and the outcome is
-built without the frozen dataclass's ``__init__``.
+A handler that raises, runs past its timeout or returns something that is no verdict *halts*
+the chain: a guard that crashed must never read as "allowed" (``harness.hooks.outcome``).
+Cancellation from outside is not a handler failure and always propagates
+(``harness.hooks.cancellation``). The value is pure: ``register`` returns a new ``Hooks``, so
+a run never observes a registration made while it is in flight, and one value can be shared
+by any number of concurrent runs without locks.
 """
 
 from __future__ import annotations
@@ -41,12 +34,13 @@ import anyio
 
 from harness.errors import describe
 from harness.hooks.cancellation import (
+    CancelState,
     cancel_state,
     finish_pending,
     propagate_outside_cancellation,
     run_finished,
     run_started,
-    scope_cancelled,
+    start_pending,
 )
 from harness.hooks.errors import HookTimeoutError, HookTypeError, HookValueError
 from harness.hooks.matching import Matcher, matches, parse_match, tool_name
@@ -119,6 +113,18 @@ class _Chain:
         )
         self.memo: dict[str | None, _Selection] = {}
 
+    def pick(self, payload: Any) -> _Selection | None:
+        """The handlers matching ``payload``'s tool name; None if it cannot be read."""
+        # tool_name(payload), inlined for the common case (a dict with a str name)
+        name = payload.get("tool_name") if type(payload) is dict else None
+        if type(name) is not str:
+            try:
+                name = tool_name(payload)  # never raises for a dict
+            except Exception:
+                return None
+        selection = self.memo.get(name)
+        return self.select(name) if selection is None else selection
+
     def select(self, name: str | None) -> _Selection:
         selection = self.memo.get(name)
         if selection is None:
@@ -150,8 +156,14 @@ class Hooks:
     _registrations: dict[str, tuple[HookRegistration, ...]]
 
     def __init__(self) -> None:
-        object.__setattr__(self, "_chains", {phase: _EMPTY_CHAIN for phase in PHASES})
-        object.__setattr__(self, "_registrations", {phase: () for phase in PHASES})
+        self._set({phase: _EMPTY_CHAIN for phase in PHASES}, {phase: () for phase in PHASES})
+
+    def _set(
+        self, chains: dict[str, _Chain], registrations: dict[str, tuple[HookRegistration, ...]]
+    ) -> None:
+        # The one place the fields are written: by __init__, and on a new value by register.
+        object.__setattr__(self, "_chains", chains)
+        object.__setattr__(self, "_registrations", registrations)
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError("Hooks is immutable: register() returns a new Hooks value")
@@ -212,13 +224,12 @@ class Hooks:
         )
         entry: _Entry = (resolved_name, handler, matcher, resolved_timeout, is_async(handler))
 
-        new = object.__new__(Hooks)
         chains = dict(self._chains)
         chains[phase] = _Chain((*chains[phase].entries, entry))
         registrations = dict(self._registrations)
         registrations[phase] = (*registrations[phase], registration)
-        object.__setattr__(new, "_chains", chains)
-        object.__setattr__(new, "_registrations", registrations)
+        new = Hooks()
+        new._set(chains, registrations)
         return new
 
     def handlers(self, phase: str) -> tuple[HookHandler, ...]:
@@ -243,27 +254,19 @@ class Hooks:
         except (KeyError, TypeError):
             raise HookValueError(unknown_phase(phase)) from None
         state = cancel_state()
-        task, count, scope = state  # start_pending(state), inlined
-        if task is None or count or (scope is not None and scope_cancelled(scope)):
+        if start_pending(state):
             state = await run_started(state)
         if not chain.fast:
             outcome = await _run_chain(chain.entries, 0, payload, [], state)
         else:
-            # Fast path: a plain loop over the handlers selected for this tool name; the first
-            # that answers anything but None (or raises) hands over to the general loop.
+            # Fast path, the hot path of every tool call (docs/architecture/hooks.md): a plain
+            # loop over the handlers selected for this tool name; the first that answers
+            # anything but None (or raises) hands over to the general loop.
             if chain.needs_name:
-                # tool_name(payload), inlined for the common case (a dict with a str name)
-                name = payload.get("tool_name") if type(payload) is dict else None
-                if type(name) is not str:
-                    try:
-                        name = tool_name(payload)  # never raises for a dict
-                    except Exception:  # the general loop fails closed naming the handler
-                        chained = _run_chain(chain.entries, 0, payload, [], state)
-                        return await _finish(chained, state)
-                selection = chain.memo.get(name)
-                if selection is None:
-                    selection = chain.select(name)
-                handlers, names, indexes = selection
+                picked = chain.pick(payload)
+                if picked is None:  # the general loop fails closed naming the handler
+                    return await _finish(_run_chain(chain.entries, 0, payload, [], state), state)
+                handlers, names, indexes = picked
             else:
                 handlers, names, indexes = chain.everything
             remaining = iter(handlers)
@@ -273,13 +276,7 @@ class Hooks:
                     if result is not None:
                         break
                 else:
-                    # finish_pending(state), inlined: this is the hot path's only check
-                    task, baseline, scope = state
-                    if (
-                        task is None
-                        or task.cancelling() > baseline
-                        or (scope is not None and scope_cancelled(scope))
-                    ):
+                    if finish_pending(state):
                         await run_finished(state)
                     return _outcome(False, None, None, payload, names, None)
             except BaseException as exc:
@@ -300,7 +297,7 @@ async def _resume(
     payload: Any,
     result: object,
     names: tuple[str, ...],
-    state: Any,
+    state: CancelState,
 ) -> HookOutcome:
     """The fast loop's exit: its ``done``-th handler answered ``result`` (not ``None``).
 
@@ -315,7 +312,7 @@ async def _resume(
     try:
         if inspect.isawaitable(result):
             result = await result
-            task, baseline, _ = state
+            task, baseline = state
             if task is not None and task.cancelling() > baseline:
                 await propagate_outside_cancellation(task, baseline, None)
         if isinstance(result, Halt):
@@ -330,14 +327,14 @@ async def _resume(
 
 
 async def _fast_failed(
-    exc: BaseException, payload: Any, ran_names: tuple[str, ...], state: Any
+    exc: BaseException, payload: Any, ran_names: tuple[str, ...], state: CancelState
 ) -> HookOutcome:
     """The fast loop's last handler (of ``ran_names``) raised ``exc``: halt, naming it."""
     await propagate_outside_cancellation(state[0], state[1], exc)
     return failed(ran_names[-1], exc, payload, list(ran_names))
 
 
-async def _finish(outcome: Awaitable[HookOutcome], state: Any) -> HookOutcome:
+async def _finish(outcome: Awaitable[HookOutcome], state: CancelState) -> HookOutcome:
     result = await outcome
     if finish_pending(state):
         await run_finished(state)
@@ -345,13 +342,13 @@ async def _finish(outcome: Awaitable[HookOutcome], state: Any) -> HookOutcome:
 
 
 async def _run_chain(
-    chain: tuple[_Entry, ...], start: int, payload: Any, ran: list[str], state: Any
+    chain: tuple[_Entry, ...], start: int, payload: Any, ran: list[str], state: CancelState
 ) -> HookOutcome:
     """The general loop: ``chain[start:]`` with async handlers and timeouts.
 
     ``tool_name`` is read once, and again only after a handler rewrote the payload.
     """
-    task, baseline, _ = state
+    task, baseline = state
     name_of: Any = None
     name: str | None = None
     for index in range(start, len(chain)):

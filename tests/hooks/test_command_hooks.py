@@ -307,3 +307,117 @@ async def test_after_a_timeout_the_group_is_gone(tmp_path: Path) -> None:
     assert outcome.halted and isinstance(outcome.error, HookTimeoutError)
     with pytest.raises(ProcessLookupError):
         os.killpg(int(pidfile.read_text()), 0)
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return state[state.rindex(")") + 2] not in "ZX"
+
+
+async def gone(pid: int) -> bool:
+    """Whether ``pid`` is dead once SIGKILL has had time to land (bounded poll)."""
+    with anyio.fail_after(5):
+        for _ in range(500):
+            if not alive(pid):
+                break
+            await anyio.sleep(0.01)
+    return not alive(pid)
+
+
+LEAVER = """
+import os, sys, time
+pidfile, how, output = sys.argv[1:]
+child = os.fork()
+if child == 0:  # keeps the hook's stdout and stderr open
+    os.setsid() if how == "session" else os.setpgid(0, 0)
+    with open(pidfile + ".tmp", "w") as file:
+        file.write(str(os.getpid()))
+    os.rename(pidfile + ".tmp", pidfile)
+    time.sleep(300)
+    os._exit(0)
+while not os.path.exists(pidfile):  # the hook exits once its leftover is on its own
+    time.sleep(0.005)
+sys.stdout.write(output)
+"""
+
+
+def leaver(tmp_path: Path, how: str, output: str = "") -> tuple[str, Path]:
+    pidfile = tmp_path / "leftover"
+    command = script(tmp_path, "leaver.py", LEAVER)
+    return f"{command} {shlex.quote(str(pidfile))} {how} {shlex.quote(output)}", pidfile
+
+
+@pytest.mark.parametrize(
+    ("output", "halted"), [("", False), ('{"decision": "block", "reason": "real"}', True)]
+)
+async def test_a_daemon_holding_stdout_neither_stalls_the_chain_nor_survives(
+    tmp_path: Path, output: str, halted: bool
+) -> None:
+    """The hook exits at once but leaves a setsid() daemon with its stdout and stderr: the run
+    reports the hook's own result well within its timeout, and the daemon is killed."""
+    command, pidfile = leaver(tmp_path, "session", output)
+    with anyio.fail_after(8):  # the hook's timeout is 5: a regression halts, or fails here
+        outcome = await run(tmp_path, command, timeout=5)
+    assert outcome.halted is halted and not isinstance(outcome.error, HookTimeoutError)
+    if halted:
+        assert outcome.reason == "real"
+    assert await gone(int(pidfile.read_text()))
+
+
+async def test_a_process_moved_to_another_group_is_killed(tmp_path: Path) -> None:
+    command, pidfile = leaver(tmp_path, "group")
+    with anyio.fail_after(8):
+        outcome = await run(tmp_path, command, timeout=5)
+    assert not outcome.halted, outcome.reason
+    assert await gone(int(pidfile.read_text()))
+
+
+async def test_a_byte_order_mark_before_a_block_still_blocks(tmp_path: Path) -> None:
+    command = r"""printf '\357\273\277{"decision":"block","reason":"bom"}'"""
+    outcome = await run(tmp_path, command)
+    assert outcome.halted and outcome.reason == "bom"
+
+
+async def test_deeply_nested_json_output_fails_closed_with_a_hook_error(tmp_path: Path) -> None:
+    out = tmp_path / "deep.json"
+    out.write_text('{"a": ' + "[" * 200_000 + "]" * 200_000 + "}")
+    outcome = await run(tmp_path, f"cat {shlex.quote(str(out))}")
+    assert outcome.halted and isinstance(outcome.error, CommandHookError)
+    assert outcome.reason is not None and "nested too deeply" in outcome.reason
+
+
+def env_hook(tmp_path: Path) -> str:
+    body = "import json, os, sys\njson.dump(dict(os.environ), open(sys.argv[1], 'w'))\n"
+    return script(tmp_path, "env.py", body) + " " + shlex.quote(str(tmp_path / "env.json"))
+
+
+async def test_an_env_allowlist_keeps_secrets_from_the_hook(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HARNESS_TEST_SECRET", "s3cret")
+    monkeypatch.setenv("HARNESS_TEST_ALLOWED", "fine")
+    group = {"hooks": [{"type": "command", "command": env_hook(tmp_path)}]}
+    loaded = load_hook_settings(
+        {"PreToolUse": [group]}, cwd=tmp_path, env_allowlist=["PATH", "HARNESS_TEST_ALLOWED"]
+    )
+    with anyio.fail_after(20):
+        outcome = await loaded.hooks.run("pre_tool_use", BASH)
+    assert not outcome.halted, outcome.reason
+    seen = json.loads((tmp_path / "env.json").read_text())
+    assert "HARNESS_TEST_SECRET" not in seen
+    assert seen["HARNESS_TEST_ALLOWED"] == "fine" and seen["CLAUDE_PROJECT_DIR"] == str(tmp_path)
+    shell_and_python = {"PWD", "SHLVL", "_", "LC_CTYPE"}  # set by sh and Python themselves
+    assert set(seen) - shell_and_python == {"PATH", "HARNESS_TEST_ALLOWED", "CLAUDE_PROJECT_DIR"}
+
+
+async def test_by_default_a_hook_inherits_the_whole_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HARNESS_TEST_SECRET", "s3cret")
+    outcome = await run(tmp_path, env_hook(tmp_path))
+    assert not outcome.halted, outcome.reason
+    seen = json.loads((tmp_path / "env.json").read_text())
+    assert seen["HARNESS_TEST_SECRET"] == "s3cret" and seen["CLAUDE_PROJECT_DIR"] == str(tmp_path)

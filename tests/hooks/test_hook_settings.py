@@ -9,8 +9,10 @@ from typing import Any
 import anyio
 import pytest
 
-from harness.hooks import HookSettingsError, load_hook_settings
+from harness.hooks import HookSettingsError, HookValueError, load_hook_settings
+from harness.hooks.command import CommandHook
 from harness.hooks.matching import claude_matcher, matches, parse_match
+from harness.hooks.settings import HOOK_TYPES
 
 
 def halting(matcher: str | None) -> dict[str, Any]:
@@ -160,3 +162,48 @@ def test_an_unreadable_or_invalid_file_is_a_value_error(tmp_path: Path) -> None:
 def test_disable_all_hooks_is_honoured(tmp_path: Path) -> None:
     loaded = load_hook_settings({"disableAllHooks": True, "hooks": halting(None)}, cwd=tmp_path)
     assert loaded.hooks.handlers("pre_tool_use") == () and loaded.skipped
+
+
+@pytest.mark.parametrize("matcher", ["Bash Edit", "Bash|Read Edit"])
+def test_a_matcher_with_a_space_inside_a_name_names_its_json_path(
+    tmp_path: Path, matcher: str
+) -> None:
+    group = {"matcher": matcher, "hooks": [{"type": "command", "command": "true"}]}
+    settings = {"PreToolUse": [{"hooks": []}, group]}
+    with pytest.raises(HookSettingsError, match=r"^hooks\.PreToolUse\[1\]\.matcher: ") as info:
+        load_hook_settings(settings, cwd=tmp_path)
+    assert info.value.json_path == "hooks.PreToolUse[1].matcher"
+    assert repr(matcher) in str(info.value)
+
+
+def test_a_settings_file_nested_too_deeply_is_a_settings_error(tmp_path: Path) -> None:
+    deep = tmp_path / "settings.json"
+    deep.write_text('{"hooks": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    with pytest.raises(HookSettingsError, match="nested too deeply") as info:
+        load_hook_settings(deep, cwd=tmp_path)
+    assert isinstance(info.value, ValueError) and info.value.json_path == str(deep)
+
+
+def test_hook_types_come_from_the_table(tmp_path: Path) -> None:
+    assert set(HOOK_TYPES) == {"command"}
+    settings = {"PreToolUse": [{"hooks": [{"type": "http", "url": "http://x"}]}]}
+    loaded = load_hook_settings(settings, cwd=tmp_path)
+    assert loaded.hooks.handlers("pre_tool_use") == ()
+    assert loaded.skipped == (
+        "hooks.PreToolUse[0].hooks[0]: hook type 'http' is not supported (only 'command')",
+    )
+
+
+def test_the_env_allowlist_reaches_every_command_hook(tmp_path: Path) -> None:
+    group = {"hooks": [{"type": "command", "command": "true"}] * 2}
+    loaded = load_hook_settings({"PreToolUse": [group]}, cwd=tmp_path, env_allowlist=["PATH"])
+    hooks = loaded.hooks.handlers("pre_tool_use")
+    assert [h.env_allowlist for h in hooks if isinstance(h, CommandHook)] == [("PATH",)] * 2
+    default = load_hook_settings({"PreToolUse": [group]}, cwd=tmp_path).hooks
+    assert all(h.env_allowlist is None for h in default.handlers("pre_tool_use"))
+
+
+@pytest.mark.parametrize("allowlist", ["PATH", [1], ["PATH", None]])
+def test_an_env_allowlist_must_be_names(tmp_path: Path, allowlist: Any) -> None:
+    with pytest.raises(HookValueError, match="env_allowlist"):
+        load_hook_settings({}, cwd=tmp_path, env_allowlist=allowlist)

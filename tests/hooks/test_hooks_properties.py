@@ -1,4 +1,4 @@
-"""Property: any chain behaves like the reference fold (reduce_while in the ADR)."""
+"""Property: any chain behaves like the reference fold (a reduce that stops at the first halt)."""
 
 from __future__ import annotations
 

@@ -13,6 +13,7 @@ import anyio
 import pytest
 
 import harness
+from harness.errors import HarnessError
 from harness.hooks import (
     PHASES,
     Halt,
@@ -20,6 +21,8 @@ from harness.hooks import (
     HookRegistration,
     Hooks,
     HookTimeoutError,
+    HookValueError,
+    load_hook_settings,
 )
 
 
@@ -280,3 +283,22 @@ def test_handlers_returns_the_callables_in_registration_order() -> None:
     assert hooks.handlers("post_tool_use") == ()
     with pytest.raises(ValueError, match="pre_tool"):
         hooks.handlers("pre_tool")
+
+
+def test_a_pattern_string_points_to_re_compile() -> None:
+    with pytest.raises(HookValueError, match=r"re\.compile"):
+        Hooks().register("pre_tool_use", print, match="mcp__.*")
+
+
+def test_hook_errors_are_harness_errors() -> None:
+    with pytest.raises(HarnessError):
+        Hooks().register("nope", print)
+    with pytest.raises(ValueError):
+        Hooks().register("nope", print)
+    with pytest.raises(HarnessError):
+        Halt("")
+    with pytest.raises(HarnessError):
+        load_hook_settings({"PreToolUse": {}}, cwd=".")
+    assert issubclass(HookTimeoutError, HarnessError) and issubclass(HookTimeoutError, TimeoutError)
+    with pytest.raises(HarnessError):
+        Hooks().register("pre_tool_use", 42)  # type: ignore[arg-type]

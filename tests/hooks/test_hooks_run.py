@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import gc
+import re
 import types
-from collections.abc import Awaitable
+from collections.abc import AsyncIterator, Awaitable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import anyio
 import pytest
 
-from harness.hooks import Halt, HookOutcome, Hooks
+from harness.hooks import Halt, HookOutcome, HookResultError, Hooks
+from harness.hooks.outcome import outcome
 
 
 def recorder(calls: list[str], label: str) -> Any:
@@ -546,3 +549,74 @@ async def test_one_value_serves_concurrent_runs() -> None:
             for i in range(20):
                 tg.start_soon(one, i)
         assert all(results[i].payload == {"id": i, "seen": [i, i]} for i in range(20))
+
+
+def gen_handler(payload: Any) -> Iterator[int]:
+    yield 1
+
+
+async def agen_handler(payload: Any) -> AsyncIterator[int]:
+    yield 1
+
+
+@pytest.mark.parametrize(
+    ("handler", "kind"), [(gen_handler, "a generator"), (agen_handler, "an async generator")]
+)
+async def test_a_generator_handler_fails_closed(handler: Any, kind: str) -> None:
+    with anyio.fail_after(5):
+        later: list[str] = []
+        hooks = (
+            Hooks()
+            .register("pre_tool_use", handler, name="gen")
+            .register("pre_tool_use", lambda p: later.append("guard"), name="guard")
+        )
+        outcome = await hooks.run("pre_tool_use", {"tool_name": "Bash"})
+        assert outcome.halted and outcome.halted_by == "gen"
+        assert outcome.reason is not None and f"returned {kind}" in outcome.reason
+        assert isinstance(outcome.error, HookResultError)
+        assert later == []
+
+
+async def test_returning_true_is_reported_as_returned_not_raised() -> None:
+    with anyio.fail_after(5):
+        outcome = (
+            await Hooks()
+            .register("pre_tool_use", lambda p: True, name="yes")
+            .run("pre_tool_use", {})
+        )
+        assert outcome.halted
+        assert outcome.reason is not None
+        assert outcome.reason.startswith("handler 'yes' returned True")
+        assert "raised" not in outcome.reason
+
+
+async def test_a_compiled_pattern_is_searched_in_the_tool_name() -> None:
+    with anyio.fail_after(5):
+        hooks = Hooks().register("pre_tool_use", lambda p: Halt("mcp"), match=re.compile("mcp__.*"))
+        assert (await hooks.run("pre_tool_use", {"tool_name": "mcp__memory__read"})).halted
+        assert not (await hooks.run("pre_tool_use", {"tool_name": "Bash"})).halted
+        assert hooks.registrations("pre_tool_use")[0].match == re.compile("mcp__.*")
+
+
+async def test_a_rewrite_changes_what_later_matchers_see() -> None:
+    with anyio.fail_after(5):
+        hooks = (
+            Hooks()
+            .register("pre_tool_use", lambda p: {**p, "tool_name": "Edit"}, name="rename")
+            .register("pre_tool_use", lambda p: Halt("edit"), name="edit", match="Edit")
+        )
+        outcome = await hooks.run("pre_tool_use", {"tool_name": "Bash"})
+        assert outcome.halted_by == "edit" and outcome.ran == ("rename", "edit")
+
+
+def test_the_fast_outcome_builder_builds_what_the_constructor_builds() -> None:
+    """Every run builds its outcome without the frozen dataclass's __init__ (it is measured to
+    matter); each field, and the class, must be exactly what the constructor gives."""
+    fields = [f.name for f in dataclasses.fields(HookOutcome)]
+    values: list[Any] = [object() for _ in fields]
+    built, constructed = outcome(*values), HookOutcome(*values)
+    assert type(built) is HookOutcome and built == constructed
+    for name, value in zip(fields, values, strict=True):
+        assert getattr(built, name) is value is getattr(constructed, name)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        built.halted = True  # type: ignore[misc]
