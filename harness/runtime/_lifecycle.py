@@ -28,6 +28,7 @@ from types import TracebackType
 from typing import Any, NoReturn
 
 import anyio
+from anyio.abc import TaskStatus
 
 from harness.errors import StateError
 from harness.runtime._children import ChildTable
@@ -36,7 +37,7 @@ from harness.runtime._restarts import RestartPolicy
 from harness.runtime.child import ChildSpec
 from harness.runtime.errors import AdminCallBeforeReady, FailedToStartChild, SupervisorNotRunning
 
-__all__ = ["Lifecycle"]
+__all__ = ["Lifecycle", "run_nested"]
 
 logger = logging.getLogger("harness.runtime.supervisor")
 
@@ -172,7 +173,7 @@ class Lifecycle:
     # ------------------------------------------------------------------ admin calls
 
     @contextlib.asynccontextmanager
-    async def admin(self, action: str, *, settle: bool = True) -> AsyncIterator[None]:
+    async def admin(self, action: str) -> AsyncIterator[None]:
         """Serialise an admin call with the manager, in a scope cancelled on stopping.
 
         Cancelled that way, the call has cleaned up what it started (a half-started child is
@@ -192,7 +193,7 @@ class Lifecycle:
                 async with lock:
                     # Not from inside a child's own tree: a restart there could stop the
                     # caller itself (its exits stay with the manager).
-                    if settle and not own:
+                    if not own:
                         await self.settle_exits()
                     if not self.active or self.closing:
                         raise SupervisorNotRunning(action)
@@ -244,6 +245,15 @@ class Lifecycle:
         async with self._lock:
             await self.table.stop_all(concurrently=self.concurrent_stop)
         self.table.close_streams()
+
+
+async def run_nested(
+    supervisor: contextlib.AbstractAsyncContextManager[object], task_status: TaskStatus[None]
+) -> None:
+    """Run a supervisor as another one's child: enter it, signal ready, run until stopped."""
+    async with supervisor:
+        task_status.started()
+        await anyio.sleep_forever()
 
 
 def _raise_escalation(escalation: BaseException, exc: BaseException | None) -> NoReturn:

@@ -37,7 +37,7 @@ from anyio.abc import TaskStatus
 from harness.errors import ArgumentError, ArgumentTypeError
 from harness.runtime._children import ChildTable
 from harness.runtime._incarnation import SERVING, Child
-from harness.runtime._lifecycle import Lifecycle
+from harness.runtime._lifecycle import Lifecycle, run_nested
 from harness.runtime._restart_window import RestartWindow
 from harness.runtime._restarts import RestartPolicy
 from harness.runtime.child import (
@@ -201,9 +201,7 @@ class Supervisor:
 
     async def run(self, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         """Run until cancelled; the start function used by :meth:`child_spec`."""
-        async with self:
-            task_status.started()
-            await anyio.sleep_forever()
+        await run_nested(self, task_status)
 
     # ------------------------------------------------------------------ context manager
 
