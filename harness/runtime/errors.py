@@ -190,12 +190,13 @@ class ActorError(HarnessError):
 
 
 class ActorExited(ActorError):
-    """The actor stopped before replying: it crashed, or was shut down, with ``reason``."""
+    """The actor (or a ``start_nolink`` task) stopped before replying: it crashed, or was
+    shut down, with ``reason``."""
 
-    def __init__(self, reason: object) -> None:
+    def __init__(self, reason: object, what: str = "actor") -> None:
         self.reason = reason
         super().__init__(
-            f"the actor exited before replying (reason: {describe(reason)}); if it is "
+            f"the {what} exited before replying (reason: {describe(reason)}); if it is "
             "supervised it may be restarted, so the call can be retried"
         )
 

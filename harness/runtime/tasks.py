@@ -80,7 +80,7 @@ class TaskRef(Generic[T]):
         try:
             self._value = await fn(*args)
         except anyio.get_cancelled_exc_class():
-            self._error = ActorExited("shutdown")
+            self._error = ActorExited("shutdown", "task")
             raise
         except BaseException as exc:
             self._error = exc
