@@ -17,6 +17,7 @@ from harness.runtime import (
     Supervisor,
     monitor,
 )
+from tests.runtime.support import until
 
 
 class Ordered(Actor):
@@ -86,18 +87,16 @@ async def test_a_deferred_caller_waits_while_the_actor_handles_other_messages() 
     actor = Deferring()
     results: list[Any] = []
     with anyio.fail_after(5):
-        async with Supervisor([actor.child_spec(id="a")]):
-            async with anyio.create_task_group() as group:
+        async with Supervisor([actor.child_spec(id="a")]), anyio.create_task_group() as group:
 
-                async def wait() -> None:
-                    results.append(await actor.call("wait"))
+            async def wait() -> None:
+                results.append(await actor.call("wait"))
 
-                group.start_soon(wait)
-                group.start_soon(wait)
-                while len(actor.waiting) < 2:
-                    await anyio.sleep(0.001)
-                assert await actor.call("echo") == "echo"  # served meanwhile
-                assert await actor.call("release") == "ok"
+            group.start_soon(wait)
+            group.start_soon(wait)
+            await until(lambda: len(actor.waiting) == 2)
+            assert await actor.call("echo") == "echo"  # served meanwhile
+            assert await actor.call("release") == "ok"
     assert results == ["released", "released"]
 
 
@@ -115,8 +114,7 @@ async def test_a_deferred_caller_gets_actor_exited_if_the_actor_dies_first() -> 
                         errors.append(exc)
 
                 group.start_soon(wait)
-                while not actor.waiting:
-                    await anyio.sleep(0.001)
+                await until(lambda: bool(actor.waiting))
                 with pytest.raises(ActorExited):
                     await actor.call("crash")
             assert len(errors) == 1 and isinstance(errors[0].__cause__, RuntimeError)
@@ -196,8 +194,7 @@ async def test_stop_with_an_exception_is_a_crash_and_restarts() -> None:
             watch = monitor(actor)
             actor.cast("x")
             assert isinstance(await watch.down(), RuntimeError)
-            while not actor.running:
-                await anyio.sleep(0.001)
+            await until(lambda: bool(actor.running))
             assert await actor.call(1) == 1  # restarted: it was abnormal
 
 

@@ -17,6 +17,7 @@ from harness.runtime import (
     SupervisorNotRunning,
     UnknownChild,
 )
+from tests.runtime.support import until
 
 
 class Session(Actor):
@@ -94,8 +95,7 @@ async def test_a_crashed_child_is_restarted_alone_and_siblings_keep_their_state(
             assert await b.call("turn") == 1
             with pytest.raises(Exception, match="exited"):
                 await a.call("crash")
-            while not (a.running and ref_a.restarts == 1):
-                await anyio.sleep(0.01)
+            await until(lambda: bool(a.running and ref_a.restarts == 1))
             assert await b.call("turn") == 2  # b was not restarted
             assert await a.call("turn") == 1  # a was, init ran again
 

@@ -8,6 +8,7 @@ import anyio
 import pytest
 
 from harness.runtime import Actor, DynamicSupervisor, NoProc, Supervisor, monitor
+from tests.runtime.support import until
 
 
 class Worker(Actor):
@@ -29,7 +30,9 @@ async def test_down_returns_the_exception_of_a_crash_and_the_watcher_lives_on() 
                 await worker.call("crash")
             reason = await watch.down()
             assert isinstance(reason, ValueError) and str(reason) == "bad input"
-            await anyio.sleep(0)  # the monitoring task was not cancelled: it still runs
+            await (
+                anyio.lowlevel.checkpoint()
+            )  # the monitoring task was not cancelled: it still runs
 
 
 async def test_down_is_normal_after_stop_and_shutdown_when_the_supervisor_stops_it() -> None:
@@ -53,8 +56,7 @@ async def test_a_monitor_watches_one_incarnation() -> None:
             with pytest.raises(Exception, match="exited"):
                 await worker.call("crash")
             await first.down()
-            while not worker.running:
-                await anyio.sleep(0.001)
+            await until(lambda: bool(worker.running))
             second = monitor(worker)
             assert first.is_down and not second.is_down
 

@@ -19,6 +19,7 @@ from harness.runtime import (
     Supervisor,
     monitor,
 )
+from tests.runtime.support import until
 
 
 class Session(Actor):
@@ -31,7 +32,9 @@ class Session(Actor):
         return msg
 
     async def terminate(self, reason: Any) -> None:
-        await anyio.sleep(0)  # cleanup that yields: the window a stale lookup would hit
+        await (
+            anyio.lowlevel.checkpoint()
+        )  # cleanup that yields: the window a stale lookup would hit
 
 
 class SlowTerminate(Actor):
@@ -82,8 +85,7 @@ async def test_a_restarted_child_is_found_again_once_it_runs() -> None:
             with pytest.raises(Exception, match="exited"):
                 await session.call("crash")
             await watch.down()
-            while registry.lookup("s") is None:
-                await anyio.sleep(0.001)
+            await until(lambda: registry.lookup("s") is not None)
             assert registry.lookup("s") is session and session.running
 
 

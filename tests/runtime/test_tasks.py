@@ -11,12 +11,12 @@ from harness.runtime import Actor, ActorExited, DynamicSupervisor, TaskSuperviso
 
 
 async def add(a: int, b: int) -> int:
-    await anyio.sleep(0)
+    await anyio.lowlevel.checkpoint()
     return a + b
 
 
 async def explode() -> None:
-    await anyio.sleep(0)
+    await anyio.lowlevel.checkpoint()
     raise LookupError("tool not found")
 
 
