@@ -1,4 +1,4 @@
-"""Actor.call: calling self fails at once (issue 17); timeouts share one timer (issue 18)."""
+"""Actor.call: calling self fails at once; timeouts share one timer; full mailboxes and NaN."""
 
 from __future__ import annotations
 
