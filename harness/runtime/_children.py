@@ -64,9 +64,13 @@ class ChildTable:
         # lineage extends it, whatever task happens to start them.
         self.lineage: Lineage = ()
 
-    def open(self, specs: tuple[ChildSpec, ...] = ()) -> None:
-        """Start afresh (entering the supervisor): the given children, all stopped."""
+    def reset(self, specs: tuple[ChildSpec, ...] = ()) -> None:
+        """The given children, all stopped (before the supervisor is entered, too)."""
         self._children = dict.fromkeys(Child(spec) for spec in specs)
+
+    def open(self, specs: tuple[ChildSpec, ...] = ()) -> None:
+        """Start afresh (entering the supervisor): the given children, and the exit stream."""
+        self.reset(specs)
         self.closing = False
         self.exits_send, self.exits_recv = anyio.create_memory_object_stream[Run](math.inf)
         self.lineage = LINEAGE.get()

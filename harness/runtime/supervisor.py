@@ -109,7 +109,7 @@ class Supervisor:
         check_intensity(max_restarts, max_seconds)
         self._specs = specs
         self._table = ChildTable()
-        self._table.open(specs)
+        self._table.reset(specs)
         self._policy = RestartPolicy(strategy, max_restarts, float(max_seconds))
         self._life = Lifecycle(self._table, self._policy)
 
