@@ -76,6 +76,9 @@ _EXPORTS: dict[str, str] = {
     "ManifestStoreError": "harness.manifests.errors",
     "Replay": "harness.manifests.replay",
     "ReplayError": "harness.manifests.replay",
+    # --- runtime errors of the many-sessions runtime ---
+    "AlreadyRegistered": "harness.runtime.errors",
+    "MaxChildrenReached": "harness.runtime.errors",
 }
 
 __all__ = [*_EXPORTS, "__version__"]

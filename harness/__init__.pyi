@@ -39,6 +39,8 @@ from harness.prompt_assembler import LayerReport as LayerReport
 from harness.prompt_assembler import Strategy as Strategy
 from harness.prompt_assembler import Unit as Unit
 from harness.prompt_assembler import assemble as assemble
+from harness.runtime.errors import AlreadyRegistered as AlreadyRegistered
+from harness.runtime.errors import MaxChildrenReached as MaxChildrenReached
 from harness.tokenizer import ApproximateTokenizer as ApproximateTokenizer
 from harness.tokenizer import TiktokenTokenizer as TiktokenTokenizer
 from harness.tokenizer import Tokenizer as Tokenizer
@@ -49,6 +51,7 @@ __all__ = [
     "DEFAULT_STRATEGIES",
     "LAYERS",
     "PHASES",
+    "AlreadyRegistered",
     "ApproximateTokenizer",
     "AssembledPrompt",
     "ConfigError",
@@ -71,6 +74,7 @@ __all__ = [
     "ManifestNotFound",
     "ManifestStore",
     "ManifestStoreError",
+    "MaxChildrenReached",
     "PromptBuild",
     "Replay",
     "ReplayError",

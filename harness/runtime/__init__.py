@@ -20,45 +20,67 @@ An actor under a supervisor, called from the host::
 
     anyio.run(main)
 
-Public as ``harness.runtime`` (not re-exported at the top level of ``harness``). The parts:
-``supervisor`` (and the modules it names), ``actor``, ``child`` (``ChildSpec``, ``ChildInfo``)
-and ``errors``.
+The public modules: ``supervisor``, ``dynamic`` (``DynamicSupervisor``), ``registry``,
+``monitor``, ``tasks`` (``TaskSupervisor``), ``actor``, ``child`` (``ChildSpec``,
+``ChildInfo``) and ``errors``; the modules named with a leading underscore are internal.
 """
 
 from harness.runtime.actor import Actor as Actor
+from harness.runtime.actor import Caller as Caller
+from harness.runtime.actor import ExitReason as ExitReason
 from harness.runtime.child import ChildInfo as ChildInfo
 from harness.runtime.child import ChildSpec as ChildSpec
+from harness.runtime.dynamic import ChildRef as ChildRef
+from harness.runtime.dynamic import DynamicSupervisor as DynamicSupervisor
 from harness.runtime.errors import ActorError as ActorError
 from harness.runtime.errors import ActorExited as ActorExited
 from harness.runtime.errors import AdminCallBeforeReady as AdminCallBeforeReady
+from harness.runtime.errors import AlreadyRegistered as AlreadyRegistered
 from harness.runtime.errors import CallingSelf as CallingSelf
 from harness.runtime.errors import ChildRunning as ChildRunning
 from harness.runtime.errors import DuplicateChild as DuplicateChild
 from harness.runtime.errors import FailedToStartChild as FailedToStartChild
 from harness.runtime.errors import MailboxFull as MailboxFull
+from harness.runtime.errors import MaxChildrenReached as MaxChildrenReached
 from harness.runtime.errors import MaxRestartsExceeded as MaxRestartsExceeded
 from harness.runtime.errors import NoProc as NoProc
 from harness.runtime.errors import SupervisorError as SupervisorError
 from harness.runtime.errors import SupervisorNotRunning as SupervisorNotRunning
 from harness.runtime.errors import UnknownChild as UnknownChild
+from harness.runtime.monitor import Monitor as Monitor
+from harness.runtime.monitor import monitor as monitor
+from harness.runtime.registry import Registry as Registry
 from harness.runtime.supervisor import Supervisor as Supervisor
+from harness.runtime.tasks import TaskRef as TaskRef
+from harness.runtime.tasks import TaskSupervisor as TaskSupervisor
 
 __all__ = [
     "Actor",
     "ActorError",
     "ActorExited",
     "AdminCallBeforeReady",
+    "AlreadyRegistered",
+    "Caller",
     "CallingSelf",
     "ChildInfo",
+    "ChildRef",
     "ChildRunning",
     "ChildSpec",
     "DuplicateChild",
+    "DynamicSupervisor",
+    "ExitReason",
     "FailedToStartChild",
     "MailboxFull",
+    "MaxChildrenReached",
     "MaxRestartsExceeded",
+    "Monitor",
     "NoProc",
+    "Registry",
     "Supervisor",
     "SupervisorError",
     "SupervisorNotRunning",
+    "TaskRef",
+    "TaskSupervisor",
     "UnknownChild",
+    "monitor",
 ]

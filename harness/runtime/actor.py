@@ -1,9 +1,9 @@
 """Actor: a GenServer-style base class with a bounded mailbox.
 
-Subclass it, override ``handle_call`` (and optionally ``init``, ``handle_cast``,
-``terminate``), and run it under a :class:`~harness.runtime.Supervisor` through
-``actor.child_spec(id=...)``. Messages are handled one at a time, in arrival order, so the
-actor's state needs no locks::
+Subclass it, override ``handle_call`` (and optionally ``init``, ``handle_continue``,
+``handle_cast``, ``handle_info``, ``handle_idle``, ``terminate``), and run it under a
+supervisor through ``actor.child_spec(id=...)``. Messages are handled one at a time, in
+arrival order, so the actor's state needs no locks::
 
     import anyio
     from harness.runtime import Actor, Supervisor
@@ -19,176 +19,105 @@ actor's state needs no locks::
 
     anyio.run(main)
 
-Semantics (the WHY: a caller must never hang on an actor that is gone):
+A caller must never hang on an actor that is gone:
 
 - ``await actor.call(msg, timeout=5.0)`` returns ``handle_call``'s result. If the actor is not
-  running it raises ``NoProc`` at once; if the actor exits (crash or shutdown) before replying,
-  the caller gets ``ActorExited`` at once, and so does every caller still queued in the mailbox.
-  After ``timeout`` seconds it raises ``TimeoutError``; the call stays in the mailbox and is
-  still handled (as in OTP) but its late reply is dropped. On a full mailbox ``call`` waits for
-  room (within the same timeout); if the actor exits meanwhile it raises ``ActorExited``.
-- An actor that calls itself, from a callback or from a task started inside one (any code that
-  runs in the actor's context), gets ``CallingSelf`` at once (OTP's ``calling_self``): the
-  call could never be answered. ``cast`` to self is fine.
-- ``actor.cast(msg)`` is synchronous and never blocks: it raises ``NoProc`` if the actor is not
-  running and ``MailboxFull`` if the mailbox is full. A cast is never silently dropped.
-- An exception in ``handle_call``/``handle_cast`` crashes the actor; its supervisor decides what
-  follows. ``terminate(reason)`` runs once each time the actor stops (``reason`` is the
-  exception, or ``"shutdown"`` when its supervisor stopped it); not when ``init`` failed. It is
-  cut off after the ``shutdown`` the actor's ``child_spec`` was made with (see ``terminate``).
-- ``KeyboardInterrupt``/``SystemExit`` raised by a callback fail the waiting callers with
-  ``ActorExited`` and then propagate (out of the event loop, as from any asyncio task); the
-  supervisor does not restart the actor for them.
-- The same instance is reused across restarts: a restart runs ``init`` again on it, so ``init``
-  should (re)set the state. One instance should be the child of one supervisor only.
-
-Design notes: the callers' timeouts share one timer per running actor (``_Deadlines``: a heap
-of deadlines and a single ``call_at`` for the earliest), instead of a timer handle armed and
-cancelled per call, which cost about a quarter of a call. The actor's own task (and every task
-it starts, which inherit its context) carries the actor in a context variable, which is how a
-call to self is recognised.
+  running it raises ``NoProc`` at once; if the actor exits before replying, the caller gets
+  ``ActorExited`` at once, and so does every caller still queued or deferred. After ``timeout``
+  seconds it raises ``TimeoutError``; the call stays in the mailbox and is still handled but
+  its late reply is dropped. On a full mailbox ``call`` waits for room (within the timeout).
+- Inside ``handle_call``, ``caller = self.defer()`` means the return value is not the reply:
+  the caller waits (within its timeout) for ``self.reply(caller, value)``, from any task,
+  while the actor handles other messages.
+- An actor calling itself gets ``CallingSelf`` at once: the call could never be answered.
+- ``actor.cast(msg)`` (to ``handle_cast``) and ``actor.send(msg)`` (to ``handle_info``) never
+  block: they raise ``NoProc`` if the actor is not running and ``MailboxFull`` if the mailbox
+  is full. A message is never silently dropped.
+- An exception in a callback crashes the actor; its supervisor decides what follows.
+  ``self.stop()`` ends it after the current message, a normal exit. ``terminate(reason)`` runs
+  once each time the actor stops: ``reason`` is the exception, ``"normal"`` or
+  ``"shutdown"`` (its supervisor stopped it); not when ``init`` failed.
+- ``handle_continue`` runs after ``init`` (the actor already counts as started) and before the
+  first message; with ``idle_timeout`` set, ``handle_idle`` runs after that many seconds
+  without a message.
+- The same instance is reused across restarts: a restart runs ``init`` again on it, so
+  ``init`` should (re)set the state. One instance should be the child of one supervisor only.
 """
+
+# The actor's own task (and every task it starts, which inherit its context) carries the
+# actor in a context variable, which is how a call to self is recognised.
 
 from __future__ import annotations
 
 import asyncio
-import heapq
-import itertools
+import contextlib
 import logging
-import math
-from typing import Any, ClassVar, TypeAlias
+from collections.abc import Callable, Hashable
+from typing import Any, ClassVar, Protocol, TypeAlias
 
 import anyio
 from anyio.abc import TaskStatus
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from harness.errors import ArgumentError
-from harness.runtime.errors import ActorExited, CallingSelf, MailboxFull, NoProc
-from harness.runtime.supervisor import SERVING, ChildSpec, Restart, Shutdown
+from harness.errors import ArgumentError, StateError
+from harness.runtime._deadlines import Deadlines
+from harness.runtime._incarnation import SERVING
+from harness.runtime._messages import (
+    NORMAL_STOPS,
+    Caller,
+    Cast,
+    Envelope,
+    ExitReason,
+    Info,
+    exited,
+    fail,
+)
+from harness.runtime.child import ChildSpec, Restart, Shutdown
+from harness.runtime.errors import CallingSelf, MailboxFull, NoProc
 
-__all__ = ["Actor", "ExitReason"]
+__all__ = ["Actor", "Caller", "ExitReason", "Name"]
 
 logger = logging.getLogger(__name__)
 
-ExitReason: TypeAlias = BaseException | str
-"""Why an actor stopped: the exception that crashed it, or ``"shutdown"``."""
+
+class Registrar(Protocol):
+    """What an actor needs of a registry it is named in (``harness.runtime.Registry``)."""
+
+    def register(self, key: Hashable, actor: Actor) -> None: ...
+    def unregister(self, key: Hashable, actor: Actor | None = None) -> None: ...
 
 
-class _Call:
-    __slots__ = ("future", "msg")
-
-    def __init__(self, msg: Any, future: asyncio.Future[Any]) -> None:
-        self.msg = msg
-        self.future = future
-
-
-class _Cast:
-    __slots__ = ("msg",)
-
-    def __init__(self, msg: Any) -> None:
-        self.msg = msg
-
-
-_Envelope: TypeAlias = _Call | _Cast
-
-
-def _expire(future: asyncio.Future[Any], timeout: float) -> None:
-    if not future.done():
-        future.set_exception(TimeoutError(f"the actor did not reply within {timeout} s"))
-
-
-class _Deadlines:
-    """The pending callers' deadlines of one running actor, kept by one timer.
-
-    A heap of ``(deadline, seq, future, timeout)``; the single timer is armed at the earliest
-    deadline and, when it fires, fails the expired futures still waiting with ``TimeoutError``
-    and re-arms for the next. Entries of answered calls are dropped lazily: the heap is
-    compacted once it holds more than twice the pending calls (plus a little), so it stays
-    bounded and the work per call stays constant.
-    """
-
-    __slots__ = ("_heap", "_loop", "_pending", "_seq", "_timer", "_timer_at")
-
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
-        self._loop = loop
-        self._heap: list[tuple[float, int, asyncio.Future[Any], float]] = []
-        self._pending = 0
-        self._seq = itertools.count()
-        self._timer: asyncio.TimerHandle | None = None
-        self._timer_at = math.inf
-
-    def add(self, deadline: float, future: asyncio.Future[Any], timeout: float) -> None:
-        heapq.heappush(self._heap, (deadline, next(self._seq), future, timeout))
-        self._pending += 1
-        if deadline < self._timer_at:
-            self._arm(deadline)
-
-    def settled(self) -> None:
-        """One added call is over (its future is done)."""
-        self._pending -= 1
-        if len(self._heap) > 2 * self._pending + 64:
-            self._heap = [entry for entry in self._heap if not entry[2].done()]
-            heapq.heapify(self._heap)
-            if not self._heap and self._timer is not None:
-                self._timer.cancel()
-                self._timer, self._timer_at = None, math.inf
-
-    def close(self) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
-        self._timer, self._timer_at = None, math.inf
-        self._heap.clear()
-
-    def _arm(self, deadline: float) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
-        self._timer = self._loop.call_at(deadline, self._sweep)
-        self._timer_at = deadline
-
-    def _sweep(self) -> None:
-        self._timer, self._timer_at = None, math.inf
-        heap, now = self._heap, self._loop.time()
-        while heap and heap[0][0] <= now:
-            _, _, future, timeout = heapq.heappop(heap)
-            _expire(future, timeout)
-        if heap:
-            self._arm(heap[0][0])
-
-
-# The actor whose task this is: set in ``run``, inherited by every task started from it
-# (the supervisor clears it for the children it starts).
-_serving = SERVING
-
-
-def _exited(reason: ExitReason) -> ActorExited:
-    error = ActorExited(reason)
-    if isinstance(reason, BaseException):
-        error.__cause__ = reason
-    return error
-
-
-def _fail(call: _Call, reason: ExitReason) -> None:
-    if not call.future.done():
-        call.future.set_exception(_exited(reason))
+Name: TypeAlias = tuple[Registrar, Hashable]
+"""``(registry, key)``: where a child registers itself while it runs."""
 
 
 class Actor:
     """GenServer-style base class; subclass and override the callbacks.
 
-    ``mailbox_size`` (class attribute) bounds the mailbox; override it in a subclass.
+    ``mailbox_size`` bounds the mailbox and ``idle_timeout`` (seconds or None) says when
+    ``handle_idle`` runs; override either in a subclass (or set them on the instance).
     """
 
     mailbox_size: ClassVar[int] = 1024
+    idle_timeout: float | None = None
 
     # Remembered by child_spec() (these are its defaults): the shutdown bounds terminate().
     _shutdown: Shutdown = 5.0
     _id: str | None = None
+    _name: Name | None = None
 
     def __init__(self) -> None:
-        self._mailbox: MemoryObjectSendStream[_Envelope] | None = None
-        self._deadlines: _Deadlines | None = None  # set with _mailbox, per run
+        self._mailbox: MemoryObjectSendStream[Envelope] | None = None
+        self._deadlines: Deadlines | None = None  # set with _mailbox, per run
         # The running incarnation's exit reason, once known (set with _mailbox, per run).
         self._exit: list[ExitReason] = []
+        self._current: list[Caller] = []  # the call being handled, if any
+        self._deferred: set[Caller] = set()
+        self._stopping: list[ExitReason] = []
+        # Per incarnation while it starts or runs (None otherwise): its registrations and
+        # what to tell when it is gone (monitors).
+        self._names: list[tuple[Registrar, Hashable]] | None = None
+        self._on_exit: list[Callable[[ExitReason], None]] = []
 
     def __repr__(self) -> str:
         state = "running" if self._mailbox is not None else "not running"
@@ -199,12 +128,21 @@ class Actor:
     async def init(self) -> None:
         """Set up state before the first message; an exception here fails the start."""
 
+    async def handle_continue(self) -> None:
+        """Runs once after ``init``, the actor already started, before the first message."""
+
     async def handle_call(self, msg: Any) -> Any:
         """Handle ``call(msg)``; the return value is the reply. Override it."""
         raise NotImplementedError(f"{type(self).__name__} does not implement handle_call")
 
     async def handle_cast(self, msg: Any) -> None:
         """Handle ``cast(msg)``; there is no reply."""
+
+    async def handle_info(self, msg: Any) -> None:
+        """Handle ``send(msg)``; there is no reply."""
+
+    async def handle_idle(self) -> None:
+        """Runs after ``idle_timeout`` seconds without a message (default: nothing)."""
 
     async def terminate(self, reason: ExitReason) -> None:
         """Clean up when the actor stops (after a crash or a stop alike).
@@ -215,6 +153,41 @@ class Actor:
         runs). An actor run without ``child_spec`` uses its default, 5 s. When the supervisor
         stops the actor, it also stops waiting for it after ``shutdown``.
         """
+
+    # ------------------------------------------------------------------ inside callbacks
+
+    def defer(self) -> Caller:
+        """Inside ``handle_call``: answer later with ``reply(caller, value)``.
+
+        Whatever ``handle_call`` returns is then not the reply; the caller keeps waiting
+        (within its timeout) and gets ``ActorExited`` if the actor exits first.
+        """
+        if not self._current:
+            raise StateError("defer() is only valid inside handle_call, before it returns")
+        caller = self._current.pop()
+        self._deferred.add(caller)
+        return caller
+
+    def reply(self, caller: Caller, value: Any) -> None:
+        """Answer a deferred call; a reply to a caller that timed out or left is dropped."""
+        self._deferred.discard(caller)
+        if not caller.future.done():
+            caller.future.set_result(value)
+
+    def stop(self, reason: ExitReason = "normal") -> None:
+        """End the actor after the current message: ``"normal"`` (or ``"shutdown"``) is a
+        normal exit; an exception is a crash with that exception."""
+        if not isinstance(reason, BaseException) and reason not in NORMAL_STOPS:
+            raise ArgumentError(
+                f"stop reason must be 'normal', 'shutdown' or an exception, got {reason!r}"
+            )
+        if self._mailbox is None:
+            return
+        self._stopping.append(reason)
+        if SERVING.get() is not self:  # from outside: wake a waiting mailbox
+            # A full mailbox: the stop is seen after the next message anyway.
+            with contextlib.suppress(anyio.WouldBlock, anyio.ClosedResourceError):
+                self._mailbox.send_nowait(None)
 
     # ------------------------------------------------------------------ running
 
@@ -227,39 +200,77 @@ class Actor:
         self,
         id: str | None = None,
         *,
+        name: Name | None = None,
         restart: Restart = "permanent",
         shutdown: Shutdown = 5.0,
     ) -> ChildSpec:
-        """A ChildSpec that runs this actor under a Supervisor (id defaults to the class name).
+        """A ChildSpec that runs this actor under a supervisor (id defaults to the class name).
 
-        ``shutdown`` also bounds :meth:`terminate`, on every path (see there).
+        ``name=(registry, key)`` registers each incarnation under ``key`` while it runs; a
+        taken key fails the start with ``AlreadyRegistered``. ``shutdown`` also bounds
+        :meth:`terminate`, on every path (see there).
         """
         spec = ChildSpec(id or type(self).__name__, self.run, restart=restart, shutdown=shutdown)
+        if name is not None and (not isinstance(name, tuple) or len(name) != 2):
+            raise ArgumentError(f"name must be a (registry, key) pair, got {name!r}")
         self._shutdown = spec.shutdown
         self._id = spec.id
+        self._name = name
         return spec
 
     async def run(self, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         """Run the actor: ``init``, signal ready, then serve the mailbox until stopped."""
-        serving = _serving.set(self)
+        serving = SERVING.set(self)
+        names: list[tuple[Registrar, Hashable]] = []
+        on_exit: list[Callable[[ExitReason], None]] = []
+        self._names, self._on_exit = names, on_exit
+        reason: ExitReason = "shutdown"
         try:
-            await self._run(task_status)
+            if self._name is not None:
+                registry, key = self._name
+                registry.register(key, self)  # before init: a taken name starts nothing
+            reason = await self._run(task_status)
+        except anyio.get_cancelled_exc_class():
+            reason = "shutdown"
+            raise
+        except BaseException as exc:
+            reason = exc
+            raise
         finally:
-            _serving.reset(serving)
+            self._names = None
+            for registry, key in names:
+                registry.unregister(key, self)
+            SERVING.reset(serving)
+            for callback in on_exit:
+                callback(reason)
 
-    async def _run(self, task_status: TaskStatus[None]) -> None:
+    def _registered(self, registry: Registrar, key: Hashable) -> None:
+        """Remember a registration, dropped when this incarnation ends (NoProc if none runs)."""
+        if self._names is None:
+            raise NoProc(repr(self))
+        self._names.append((registry, key))
+
+    def _notify_on_exit(self, callback: Callable[[ExitReason], None]) -> bool:
+        """Call ``callback(reason)`` when this incarnation is gone; False if none runs."""
+        if self._names is None:
+            return False
+        self._on_exit.append(callback)
+        return True
+
+    async def _run(self, task_status: TaskStatus[None]) -> ExitReason:
         await self.init()
-        send, receive = anyio.create_memory_object_stream[_Envelope](self.mailbox_size)
-        current: list[_Call] = []  # the call being handled, if any
+        send, receive = anyio.create_memory_object_stream[Envelope](self.mailbox_size)
+        current: list[Caller] = []
         reason: ExitReason = "shutdown"
         exit_reason: list[ExitReason] = []
-        deadlines = _Deadlines(asyncio.get_running_loop())
-        self._exit = exit_reason
+        deadlines = Deadlines(asyncio.get_running_loop())
+        self._exit, self._current, self._deferred, self._stopping = exit_reason, current, set(), []
         self._deadlines = deadlines
         self._mailbox = send
         try:
             task_status.started()
-            await self._serve(receive, current)
+            reason = await self._serve(receive, current)
+            return reason
         except anyio.get_cancelled_exc_class():
             reason = "shutdown"
             raise
@@ -272,19 +283,29 @@ class Actor:
             if self._mailbox is send:
                 self._mailbox = None
                 self._deadlines = None
-            send.close()
-            for call in current:
-                _fail(call, reason)
-            while True:
-                try:
-                    envelope = receive.receive_nowait()
-                except (anyio.WouldBlock, anyio.EndOfStream):
-                    break
-                if isinstance(envelope, _Call):
-                    _fail(envelope, reason)
-            receive.close()
+            self._fail_callers(send, receive, current, reason)
             deadlines.close()
             await self._run_terminate(reason)
+
+    def _fail_callers(
+        self,
+        send: MemoryObjectSendStream[Envelope],
+        receive: MemoryObjectReceiveStream[Envelope],
+        current: list[Caller],
+        reason: ExitReason,
+    ) -> None:
+        send.close()
+        for call in (*current, *self._deferred):
+            fail(call, reason)
+        self._deferred.clear()
+        while True:
+            try:
+                envelope = receive.receive_nowait()
+            except (anyio.WouldBlock, anyio.EndOfStream):
+                break
+            if type(envelope) is Caller:
+                fail(envelope, reason)
+        receive.close()
 
     async def _run_terminate(self, reason: ExitReason) -> None:
         """Run ``terminate`` shielded, cut off after the child's shutdown (see terminate)."""
@@ -321,18 +342,62 @@ class Actor:
                 )
 
     async def _serve(
-        self, receive: MemoryObjectReceiveStream[_Envelope], current: list[_Call]
-    ) -> None:
-        async for envelope in receive:
-            if type(envelope) is _Call:
-                current.append(envelope)
-                result = await self.handle_call(envelope.msg)
+        self, receive: MemoryObjectReceiveStream[Envelope], current: list[Caller]
+    ) -> ExitReason:
+        """Serve the mailbox until ``stop()``; the reason of that normal exit."""
+        stopping = self._stopping
+        await self.handle_continue()
+        if stopping:
+            return self._stopped(stopping)
+        if self.idle_timeout is None:
+            async for envelope in receive:
+                await self._dispatch(envelope, current)
+                if stopping:
+                    return self._stopped(stopping)
+        else:
+            while True:
+                await self._dispatch(await self._next_or_idle(receive), current)
+                if stopping:
+                    return self._stopped(stopping)
+        return "shutdown"  # the mailbox closed: only when the actor is being stopped
+
+    async def _next_or_idle(self, receive: MemoryObjectReceiveStream[Envelope]) -> Envelope:
+        """The next message; ``handle_idle`` runs for each ``idle_timeout`` without one."""
+        while True:
+            try:
+                return receive.receive_nowait()
+            except anyio.WouldBlock:
+                pass
+            with anyio.move_on_after(self.idle_timeout):
+                return await receive.receive()
+            await self.handle_idle()
+            if self._stopping:
+                return None
+
+    async def _dispatch(self, envelope: Envelope, current: list[Caller]) -> None:
+        kind = type(envelope)
+        if kind is Caller:
+            assert isinstance(envelope, Caller)
+            current.append(envelope)
+            result = await self.handle_call(envelope.msg)
+            if current:  # else deferred: the reply comes from self.reply()
                 current.pop()
                 future = envelope.future
                 if not future.done():  # else: the caller timed out or left; drop the reply
                     future.set_result(result)
-            else:
-                await self.handle_cast(envelope.msg)
+        elif kind is Cast:
+            assert isinstance(envelope, Cast)
+            await self.handle_cast(envelope.msg)
+        elif kind is Info:
+            assert isinstance(envelope, Info)
+            await self.handle_info(envelope.msg)
+
+    @staticmethod
+    def _stopped(stopping: list[ExitReason]) -> ExitReason:
+        reason = stopping[0]
+        if isinstance(reason, BaseException):
+            raise reason
+        return reason
 
     # ------------------------------------------------------------------ client API
 
@@ -340,26 +405,19 @@ class Actor:
         """Send ``msg`` to ``handle_call`` and wait for the reply (see the module docstring)."""
         if timeout is not None and timeout != timeout:
             raise ArgumentError(f"call timeout must be seconds or None, got {timeout!r}")
-        if _serving.get() is self:
+        if SERVING.get() is self:
             raise CallingSelf(repr(self))
         mailbox, deadlines = self._mailbox, self._deadlines
         if mailbox is None or deadlines is None:
             raise NoProc(repr(self))
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Any] = loop.create_future()
-        envelope = _Call(msg, future)
+        envelope = Caller(msg, future)
         deadline = None if timeout is None else loop.time() + timeout
         try:
             mailbox.send_nowait(envelope)
         except anyio.WouldBlock:
-            exit_reason = self._exit  # of the incarnation that owns ``mailbox``
-            try:
-                with anyio.fail_after(timeout):
-                    await mailbox.send(envelope)
-            except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-                # The actor exited while we waited for room: as for a queued caller.
-                reason = exit_reason[0] if exit_reason else "shutdown"
-                raise _exited(reason) from (reason if isinstance(reason, BaseException) else None)
+            await self._wait_for_room(mailbox, envelope, timeout)
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
             raise NoProc(repr(self)) from None
         if timeout is None or deadline is None or future.done():
@@ -376,13 +434,35 @@ class Actor:
                 future.cancel()
             deadlines.settled()
 
+    async def _wait_for_room(
+        self,
+        mailbox: MemoryObjectSendStream[Envelope],
+        envelope: Caller,
+        timeout: float | None,  # noqa: ASYNC109
+    ) -> None:
+        exit_reason = self._exit  # of the incarnation that owns ``mailbox``
+        try:
+            with anyio.fail_after(timeout):
+                await mailbox.send(envelope)
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            # The actor exited while we waited for room: as for a queued caller.
+            reason = exit_reason[0] if exit_reason else "shutdown"
+            raise exited(reason) from (reason if isinstance(reason, BaseException) else None)
+
     def cast(self, msg: Any) -> None:
         """Queue ``msg`` for ``handle_cast`` without waiting; raises if it cannot be queued."""
+        self._post(Cast(msg))
+
+    def send(self, msg: Any) -> None:
+        """Queue ``msg`` for ``handle_info`` without waiting; raises if it cannot be queued."""
+        self._post(Info(msg))
+
+    def _post(self, envelope: Cast) -> None:
         mailbox = self._mailbox
         if mailbox is None:
             raise NoProc(repr(self))
         try:
-            mailbox.send_nowait(_Cast(msg))
+            mailbox.send_nowait(envelope)
         except anyio.WouldBlock:
             raise MailboxFull(repr(self), self.mailbox_size) from None
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):

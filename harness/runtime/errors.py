@@ -26,11 +26,13 @@ __all__ = [
     "ActorError",
     "ActorExited",
     "AdminCallBeforeReady",
+    "AlreadyRegistered",
     "CallingSelf",
     "ChildRunning",
     "DuplicateChild",
     "FailedToStartChild",
     "MailboxFull",
+    "MaxChildrenReached",
     "MaxRestartsExceeded",
     "NoProc",
     "SupervisorError",
@@ -81,6 +83,19 @@ class MaxRestartsExceeded(SupervisorError):
             f"supervisor {supervisor!r} reached its maximum restart intensity: more than "
             f"{max_restarts} restart(s) within {max_seconds} s (last: {last}); all children "
             f"were stopped. {advice}"
+        )
+
+
+class MaxChildrenReached(SupervisorError, RuntimeError):
+    """A DynamicSupervisor already runs ``max_children`` children; nothing was started."""
+
+    def __init__(self, supervisor: str, max_children: int) -> None:
+        self.supervisor = supervisor
+        self.max_children = max_children
+        super().__init__(
+            f"supervisor {supervisor!r} already has its maximum of {max_children} children "
+            "(restarting ones count); nothing was started. Terminate a child first, or raise "
+            "max_children"
         )
 
 
@@ -175,12 +190,13 @@ class ActorError(HarnessError):
 
 
 class ActorExited(ActorError):
-    """The actor stopped before replying: it crashed, or was shut down, with ``reason``."""
+    """The actor (or a ``start_nolink`` task) stopped before replying: it crashed, or was
+    shut down, with ``reason``."""
 
-    def __init__(self, reason: object) -> None:
+    def __init__(self, reason: object, what: str = "actor") -> None:
         self.reason = reason
         super().__init__(
-            f"the actor exited before replying (reason: {describe(reason)}); if it is "
+            f"the {what} exited before replying (reason: {describe(reason)}); if it is "
             "supervised it may be restarted, so the call can be retried"
         )
 
@@ -219,4 +235,17 @@ class CallingSelf(ActorError, HarnessError, RuntimeError):
         super().__init__(
             f"{actor} called itself: it would wait for its own reply forever. Handle the "
             "message directly (call the method, not actor.call), or cast it to yourself"
+        )
+
+
+class AlreadyRegistered(ActorError, ValueError):
+    """The unique key is taken by another actor that is starting or running."""
+
+    def __init__(self, key: object, holder: str) -> None:
+        self.key = key
+        self.holder = holder
+        super().__init__(
+            f"the key {key!r} is already registered to {holder}; a unique registry holds one "
+            "actor per key: use another key, stop that actor first, or use "
+            "Registry(keys='duplicate')"
         )

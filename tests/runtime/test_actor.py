@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import gc
 import logging
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 import pytest
 
 from harness.runtime import (
@@ -244,3 +246,65 @@ async def test_terminate_errors_are_logged_not_raised(caplog: pytest.LogCaptureF
         async with Supervisor([actor.child_spec("m")]):
             assert await actor.call("get") == 0
         assert any("terminate_error" in r.getMessage() for r in caplog.records)
+
+
+class CrashingCleanup(Actor):
+    """Crashes on any cast; its terminate after a crash is slow as the test wants."""
+
+    def __init__(self, cleanup: Callable[[], Awaitable[None]]) -> None:
+        super().__init__()
+        self.cleanup = cleanup
+        self.finished: list[Any] = []
+
+    async def handle_call(self, msg: Any) -> Any:
+        return msg
+
+    async def handle_cast(self, msg: Any) -> None:
+        raise Boom("cast")
+
+    async def terminate(self, reason: Any) -> None:
+        if isinstance(reason, Boom):
+            await self.cleanup()
+            self.finished.append(reason)
+
+
+async def test_terminate_after_a_crash_is_cut_off_after_the_shutdown(
+    supervision_log: Any,
+) -> None:
+    with anyio.fail_after(3):
+        actor = CrashingCleanup(anyio.sleep_forever)
+        async with Supervisor([actor.child_spec("a", shutdown=0.2)]):
+            actor.cast("crash")
+            await supervision_log.wait("child_started", "a", 2)  # restarted meanwhile
+            assert supervision_log.count("terminate_timeout", "a") == 1
+            assert await actor.call("ping") == "ping"
+        assert actor.finished == []
+
+
+async def test_a_brutal_actor_terminate_does_not_run_its_awaits(supervision_log: Any) -> None:
+    with anyio.fail_after(3):
+        actor = CrashingCleanup(lambda: anyio.lowlevel.checkpoint())
+        async with Supervisor([actor.child_spec("a", shutdown="brutal")]):
+            actor.cast("crash")
+            await supervision_log.wait("child_started", "a", 2)
+        assert actor.finished == []
+        assert supervision_log.count("terminate_timeout", "a") == 1
+
+
+async def test_an_unbounded_actor_terminate_is_waited_for(supervision_log: Any) -> None:
+    with anyio.fail_after(3):
+        cleaning = anyio.Event()
+        release = anyio.Event()
+
+        async def cleanup() -> None:
+            cleaning.set()
+            await release.wait()
+
+        actor = CrashingCleanup(cleanup)
+        async with Supervisor([actor.child_spec("a", shutdown=None)]):
+            actor.cast("crash")
+            await cleaning.wait()
+            release.set()
+            await supervision_log.wait("child_started", "a", 2)
+        assert len(actor.finished) == 1
+        assert supervision_log.count("terminate_timeout", "a") == 0

@@ -1,8 +1,9 @@
-"""Actor.call: calling self fails at once (issue 17); timeouts share one timer (issue 18)."""
+"""Actor.call: calling self fails at once; timeouts share one timer; full mailboxes and NaN."""
 
 from __future__ import annotations
 
 import asyncio
+import math
 from typing import Any
 
 import anyio
@@ -204,3 +205,52 @@ async def test_callers_queued_at_exit_get_actor_exited_and_later_ones_no_proc() 
         assert len(errors) == 3  # the one being handled and the two queued, at once
         with pytest.raises(NoProc):
             await actor.call("x")
+
+
+async def test_a_nan_call_timeout_is_refused() -> None:
+    with anyio.fail_after(5):
+        actor = Slow()
+        async with Supervisor([actor.child_spec("a")]):
+            with pytest.raises(ValueError, match="nan"):
+                await actor.call("x", timeout=math.nan)
+
+
+class Tiny(Actor):
+    mailbox_size = 1
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.entered = anyio.Event()
+        self.gate = anyio.Event()
+
+    async def handle_call(self, msg: Any) -> Any:
+        if msg == "boom":
+            self.entered.set()
+            await self.gate.wait()
+            raise RuntimeError("mid-call")
+        return msg
+
+
+async def test_callers_waiting_for_room_get_actor_exited_when_the_actor_crashes() -> None:
+    with anyio.fail_after(5):
+        actor = Tiny()
+        results: dict[str, BaseException] = {}
+
+        async def caller(msg: str) -> None:
+            try:
+                await actor.call(msg, timeout=4)
+            except Exception as exc:
+                results[msg] = exc
+
+        spec = actor.child_spec("a", restart="temporary")
+        async with Supervisor([spec]), anyio.create_task_group() as tg:
+            tg.start_soon(caller, "boom")
+            await actor.entered.wait()
+            for name in ("queued", "waiting-1", "waiting-2"):  # 1 fits, 2 wait for room
+                tg.start_soon(caller, name)
+            await anyio.wait_all_tasks_blocked()
+            actor.gate.set()
+        assert sorted(results) == ["boom", "queued", "waiting-1", "waiting-2"]
+        for error in results.values():
+            assert isinstance(error, ActorExited), error
+            assert isinstance(error.reason, RuntimeError)

@@ -168,8 +168,8 @@ async def test_crashes_spread_out_survive_the_sliding_window(tracker: Any) -> No
                 await anyio.sleep(0.12)  # let the previous restart leave the window
             assert sup.which_children() == [ChildInfo("x", "running", 4)]
             # the history holds timestamps inside the window only, never old exceptions
-            assert len(sup._history) <= 1
-            assert all(isinstance(t, float) for t in sup._history.times())
+            assert len(sup._policy.window) <= 1
+            assert all(isinstance(t, float) for t in sup._policy.window.times())
 
 
 @given(

@@ -3,7 +3,7 @@
 ``Supervisor(max_restarts=N, max_seconds=T)`` keeps one of these; a restart it refuses makes the
 supervisor give up with ``MaxRestartsExceeded``. Used on its own::
 
-    from harness.runtime.restart_window import RestartWindow
+    from harness.runtime._restart_window import RestartWindow
 
     window = RestartWindow(max_restarts=2, max_seconds=5.0)
     assert window.add(0.0) and window.add(1.0)  # two restarts within 5 s: allowed

@@ -1,10 +1,10 @@
-"""Regressions from the black-box review of the runtime (one test or more per finding)."""
+"""Admin calls while the supervisor runs: from starting children, from a child's own task
+tree, while stopping, and racing exits."""
 
 from __future__ import annotations
 
 import asyncio
-import math
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 import anyio
@@ -13,74 +13,19 @@ import pytest
 
 from harness.runtime import (
     Actor,
-    ActorExited,
     AdminCallBeforeReady,
     ChildSpec,
-    DuplicateChild,
     FailedToStartChild,
     MaxRestartsExceeded,
     Supervisor,
     SupervisorNotRunning,
 )
-
-
-class Boom(Exception):
-    pass
+from tests.runtime.support import Boom, crash_on
 
 
 async def ready_then_forever(task_status: Any) -> None:
     task_status.started()
     await anyio.sleep_forever()
-
-
-# --------------------------------------------------------------------------- 1: escalation
-
-
-class Hang(Actor):
-    """An actor whose calls never reply."""
-
-    async def handle_call(self, msg: Any) -> Any:
-        await anyio.sleep_forever()
-
-
-def crash_on(event: anyio.Event) -> Callable[[Any], Awaitable[None]]:
-    async def crasher(task_status: Any) -> None:
-        task_status.started()
-        await event.wait()
-        raise Boom("crasher")
-
-    return crasher
-
-
-async def test_escalation_is_not_masked_by_a_body_awaiting_a_supervised_actor() -> None:
-    with anyio.fail_after(5):
-        actor = Hang()
-        crash = anyio.Event()
-        children = [actor.child_spec("actor"), ChildSpec("crasher", crash_on(crash))]
-        with pytest.raises(MaxRestartsExceeded) as info:
-            async with Supervisor(children, max_restarts=0):
-                crash.set()
-                await actor.call("work", timeout=None)  # pending when the supervisor gives up
-        assert info.value.child_id == "crasher"
-        assert isinstance(info.value.reason, Boom)
-
-
-async def test_escalation_wins_over_an_error_raised_by_the_cancelled_body() -> None:
-    with anyio.fail_after(5):
-        crash = anyio.Event()
-        with pytest.raises(MaxRestartsExceeded) as info:
-            async with Supervisor([ChildSpec("crasher", crash_on(crash))], max_restarts=0):
-                try:
-                    crash.set()
-                    await anyio.sleep_forever()
-                finally:
-                    raise ValueError("cleanup failed while cancelled")
-        # the body's error is kept as the context, not lost
-        assert isinstance(info.value.__context__, ValueError)
-
-
-# --------------------------------------------------------------------------- 2: admin calls
-# from children that are starting
 
 
 async def test_a_ready_child_calling_start_child_during_startup_waits_for_it() -> None:
@@ -192,10 +137,6 @@ async def test_a_child_adding_a_sibling_before_ready_on_restart_does_not_wedge()
         assert [c.id for c in sup.which_children()] == ["pool"]
 
 
-# --------------------------------------------------------------------------- 3: stopping vs
-# an admin call in flight
-
-
 async def test_stopping_cancels_an_admin_call_blocked_on_a_child_that_never_gets_ready() -> None:
     with anyio.fail_after(5):
         before = {t for t in asyncio.all_tasks() if not t.done()}
@@ -233,10 +174,6 @@ async def test_stopping_cancels_an_admin_call_blocked_on_a_child_that_never_gets
         assert {t for t in asyncio.all_tasks() if not t.done()} == before
 
 
-# --------------------------------------------------------------------------- 4: a child
-# terminating itself
-
-
 async def test_a_child_terminating_itself_is_not_waited_for(supervision_log: Any) -> None:
     with anyio.fail_after(5):
         events: list[str] = []
@@ -267,323 +204,6 @@ async def test_a_child_terminating_itself_is_not_waited_for(supervision_log: Any
             assert [(c.id, c.status, c.restarts) for c in sup.which_children()] == [
                 ("me", "stopped", 0)
             ]
-
-
-# --------------------------------------------------------------------------- 5:
-# KeyboardInterrupt and SystemExit
-
-
-def run_through_interrupt(
-    main: Callable[[], Coroutine[Any, Any, Any]], expected: type[BaseException]
-) -> Any:
-    """Run ``main`` on a fresh loop, expecting ``expected`` to escape the loop once.
-
-    The loop survives it (as asyncio allows), so ``main`` then finishes its own checks.
-    """
-    loop = asyncio.new_event_loop()
-    try:
-        task: asyncio.Task[Any] = loop.create_task(main())
-        with pytest.raises(expected):
-            loop.run_until_complete(task)
-        return loop.run_until_complete(task)
-    finally:
-        for leftover in asyncio.all_tasks(loop):
-            leftover.cancel()
-        loop.run_until_complete(asyncio.sleep(0))
-        loop.close()
-
-
-@pytest.mark.parametrize("exc_type", [KeyboardInterrupt, SystemExit])
-def test_an_interrupt_from_a_running_child_propagates_and_is_not_restarted(
-    exc_type: type[BaseException], supervision_log: Any
-) -> None:
-    starts = 0
-
-    async def kid(task_status: Any) -> None:
-        nonlocal starts
-        starts += 1
-        task_status.started()
-        await anyio.lowlevel.checkpoint()
-        raise exc_type()
-
-    async def main() -> list[Any]:
-        with anyio.fail_after(5):
-            sup = Supervisor([ChildSpec("k", kid)])
-            async with sup:
-                await supervision_log.wait("child_terminated", "k")
-                await anyio.wait_all_tasks_blocked()
-                return [(c.id, c.status, c.restarts) for c in sup.which_children()]
-
-    assert run_through_interrupt(main, exc_type) == [("k", "stopped", 0)]
-    assert starts == 1
-    assert supervision_log.count("child_started", "k") == 1
-
-
-@pytest.mark.parametrize("exc_type", [KeyboardInterrupt, SystemExit])
-def test_an_interrupt_before_ready_is_not_a_failed_start(
-    exc_type: type[BaseException],
-) -> None:
-    async def bad_start(task_status: Any) -> None:
-        raise exc_type()
-
-    async def main() -> BaseException | None:
-        with anyio.fail_after(5):
-            async with Supervisor([]) as sup:
-                try:
-                    await sup.start_child(ChildSpec("k", bad_start))
-                except BaseException as exc:  # what the start_child caller sees
-                    return exc
-                return None
-
-    assert isinstance(run_through_interrupt(main, exc_type), exc_type)
-
-
-def test_an_interrupt_in_handle_call_fails_the_caller_and_propagates() -> None:
-    class Interrupted(Actor):
-        async def handle_call(self, msg: Any) -> Any:
-            raise KeyboardInterrupt
-
-    actor = Interrupted()
-
-    async def main() -> tuple[Any, bool]:
-        with anyio.fail_after(5):
-            async with Supervisor([actor.child_spec("a")]):
-                try:
-                    await actor.call("x")
-                except ActorExited as exc:
-                    got: Any = exc
-                await anyio.wait_all_tasks_blocked()
-                return got, actor.running
-
-    got, running = run_through_interrupt(main, KeyboardInterrupt)
-    assert isinstance(got, ActorExited) and isinstance(got.reason, KeyboardInterrupt)
-    assert not running  # not restarted
-
-
-# --------------------------------------------------------------------------- 6: NaN
-
-
-def test_a_nan_or_negative_shutdown_is_refused() -> None:
-    with pytest.raises(ValueError, match="nan"):
-        ChildSpec("s", ready_then_forever, shutdown=math.nan)
-    with pytest.raises(ValueError, match="-1"):
-        ChildSpec("s", ready_then_forever, shutdown=-1.0)
-    with pytest.raises(ValueError, match="nan"):
-        Hang().child_spec("s", shutdown=math.nan)
-
-
-async def test_a_nan_call_timeout_is_refused() -> None:
-    with anyio.fail_after(5):
-        actor = Hang()
-        async with Supervisor([actor.child_spec("a")]):
-            with pytest.raises(ValueError, match="nan"):
-                await actor.call("x", timeout=math.nan)
-
-
-# --------------------------------------------------------------------------- 7: full mailbox
-
-
-class Tiny(Actor):
-    mailbox_size = 1
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.entered = anyio.Event()
-        self.gate = anyio.Event()
-
-    async def handle_call(self, msg: Any) -> Any:
-        if msg == "boom":
-            self.entered.set()
-            await self.gate.wait()
-            raise Boom("mid-call")
-        return msg
-
-
-async def test_callers_waiting_for_room_get_actor_exited_when_the_actor_crashes() -> None:
-    with anyio.fail_after(5):
-        actor = Tiny()
-        results: dict[str, BaseException] = {}
-
-        async def caller(msg: str) -> None:
-            try:
-                await actor.call(msg, timeout=4)
-            except Exception as exc:
-                results[msg] = exc
-
-        spec = actor.child_spec("a", restart="temporary")
-        async with Supervisor([spec]), anyio.create_task_group() as tg:
-            tg.start_soon(caller, "boom")
-            await actor.entered.wait()
-            for name in ("queued", "waiting-1", "waiting-2"):  # 1 fits, 2 wait for room
-                tg.start_soon(caller, name)
-            await anyio.wait_all_tasks_blocked()
-            actor.gate.set()
-        assert sorted(results) == ["boom", "queued", "waiting-1", "waiting-2"]
-        for error in results.values():
-            assert isinstance(error, ActorExited), error
-            assert isinstance(error.reason, Boom)
-
-
-# --------------------------------------------------------------------------- 8: status
-
-
-async def test_an_ended_incarnation_is_not_reported_running() -> None:
-    with anyio.fail_after(5):
-        cleanup_started = anyio.Event()
-        release = anyio.Event()
-        go = anyio.Event()
-        a_ready = 0
-
-        async def slow(task_status: Any) -> None:
-            task_status.started()
-            try:
-                await anyio.sleep_forever()
-            finally:
-                cleanup_started.set()
-                with anyio.CancelScope(shield=True):
-                    await release.wait()  # keeps terminate_child, and the lock, busy
-
-        async def a(task_status: Any) -> None:
-            nonlocal a_ready
-            a_ready += 1
-            task_status.started()
-            if a_ready == 1:
-                await go.wait()
-                raise Boom("a")
-            await anyio.sleep_forever()
-
-        async def ends(task_status: Any) -> None:
-            task_status.started()
-            await go.wait()
-
-        async def crashes(task_status: Any) -> None:
-            task_status.started()
-            await go.wait()
-            raise Boom("crashes")
-
-        sup = Supervisor(
-            [
-                ChildSpec("a", a),
-                ChildSpec("trans", ends, restart="transient"),
-                ChildSpec("temp", crashes, restart="temporary"),
-                ChildSpec("slow", slow),
-            ]
-        )
-        async with sup:
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(sup.terminate_child, "slow")
-                await cleanup_started.wait()
-                go.set()
-                await anyio.wait_all_tasks_blocked()  # a, trans, temp ended; exits not processed
-                assert [(c.id, c.status) for c in sup.which_children()] == [
-                    ("a", "restarting"),
-                    ("trans", "stopped"),
-                    ("temp", "stopped"),
-                    ("slow", "stopped"),
-                ]
-                assert sup.count_children()["active"] == 0
-                release.set()
-            await anyio.wait_all_tasks_blocked()  # every exit processed, a restarted
-            assert a_ready == 2
-            assert [(c.id, c.status, c.restarts) for c in sup.which_children()] == [
-                ("a", "running", 1),
-                ("trans", "stopped", 0),
-                ("slow", "stopped", 0),
-            ]
-
-
-# --------------------------------------------------------------------------- 9: terminate
-
-
-class CrashingCleanup(Actor):
-    """Crashes on any cast; its terminate after a crash is slow as the test wants."""
-
-    def __init__(self, cleanup: Callable[[], Awaitable[None]]) -> None:
-        super().__init__()
-        self.cleanup = cleanup
-        self.finished: list[Any] = []
-
-    async def handle_call(self, msg: Any) -> Any:
-        return msg
-
-    async def handle_cast(self, msg: Any) -> None:
-        raise Boom("cast")
-
-    async def terminate(self, reason: Any) -> None:
-        if isinstance(reason, Boom):
-            await self.cleanup()
-            self.finished.append(reason)
-
-
-async def test_terminate_after_a_crash_is_cut_off_after_the_shutdown(
-    supervision_log: Any,
-) -> None:
-    with anyio.fail_after(3):
-        actor = CrashingCleanup(anyio.sleep_forever)
-        async with Supervisor([actor.child_spec("a", shutdown=0.2)]):
-            actor.cast("crash")
-            await supervision_log.wait("child_started", "a", 2)  # restarted meanwhile
-            assert supervision_log.count("terminate_timeout", "a") == 1
-            assert await actor.call("ping") == "ping"
-        assert actor.finished == []
-
-
-async def test_a_brutal_actor_terminate_does_not_run_its_awaits(supervision_log: Any) -> None:
-    with anyio.fail_after(3):
-        actor = CrashingCleanup(lambda: anyio.lowlevel.checkpoint())
-        async with Supervisor([actor.child_spec("a", shutdown="brutal")]):
-            actor.cast("crash")
-            await supervision_log.wait("child_started", "a", 2)
-        assert actor.finished == []
-        assert supervision_log.count("terminate_timeout", "a") == 1
-
-
-async def test_an_unbounded_actor_terminate_is_waited_for(supervision_log: Any) -> None:
-    with anyio.fail_after(3):
-        cleaning = anyio.Event()
-        release = anyio.Event()
-
-        async def cleanup() -> None:
-            cleaning.set()
-            await release.wait()
-
-        actor = CrashingCleanup(cleanup)
-        async with Supervisor([actor.child_spec("a", shutdown=None)]):
-            actor.cast("crash")
-            await cleaning.wait()
-            release.set()
-            await supervision_log.wait("child_started", "a", 2)
-        assert len(actor.finished) == 1
-        assert supervision_log.count("terminate_timeout", "a") == 0
-
-
-# --------------------------------------------------------------------------- 10: messages
-
-
-def test_a_duplicate_id_in_the_child_list_says_ids_must_be_unique() -> None:
-    spec = ChildSpec("x", ready_then_forever)
-    with pytest.raises(DuplicateChild, match="must be unique") as info:
-        Supervisor([spec, spec])
-    assert "terminate_child" not in str(info.value)
-    assert info.value.in_child_list
-
-
-async def test_max_restarts_after_normal_exits_does_not_blame_a_crash() -> None:
-    async def returns(task_status: Any) -> None:
-        task_status.started()
-
-    with anyio.fail_after(5):
-        with pytest.raises(MaxRestartsExceeded) as info:
-            async with Supervisor([ChildSpec("quitter", returns)], max_restarts=0):
-                await anyio.sleep_forever()
-        message = str(info.value)
-        assert "exited normally" in message
-        assert "transient" in message
-        assert "Fix the crashing child" not in message
-
-
-# --------------------------------------------------------------------------- second review:
-# calls from tasks a child spawns, self-terminated incarnations, exits racing admin calls
 
 
 @pytest.mark.parametrize("shutdown", [None, 5.0])

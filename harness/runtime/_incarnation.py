@@ -1,8 +1,7 @@
 """One incarnation of a child: a single run of its start function, from start to exit.
 
 Every (re)start of a child is a new ``Run``; the ``task_status`` its start function receives is
-a ``ReadySignal`` on that run. Internal to the supervisor; what a child's author sees of it is
-the readiness contract::
+a ``ReadySignal`` on that run::
 
     import anyio
 
@@ -10,17 +9,13 @@ the readiness contract::
         await anyio.sleep(0)         # set up first ...
         task_status.started()        # ... then signal ready: the next child may start
         await anyio.sleep_forever()  # returning is a normal exit, raising an abnormal one
-
-Design notes:
-
-- An exit *reason* is either an exception (abnormal) or an ``Exit`` member: ``NORMAL`` (the
-  start function returned) or ``SHUTDOWN`` (the supervisor cancelled it). The restart type
-  decides from it alone whether the child is started again (``will_restart``).
-- ``KeyboardInterrupt`` and ``SystemExit`` (``FATAL``) are not exit reasons to restart: they
-  leave the child's task as they leave any asyncio task (the event loop re-raises them).
-- The lineage (a context variable) records the (supervisor, run) pairs whose task tree the
-  current task belongs to, so a call from inside a child's own tree is recognised as such.
 """
+
+# An exit *reason* is either an exception (abnormal) or an ``Exit`` member: ``NORMAL`` (the
+# start function returned) or ``SHUTDOWN`` (the supervisor cancelled it). The restart type
+# decides from it alone whether the child is started again (``will_restart``).
+# The lineage (a context variable) records the (supervisor, run) pairs whose task tree the
+# current task belongs to, so a call from inside a child's own tree is recognised as such.
 
 from __future__ import annotations
 
@@ -87,10 +82,21 @@ def will_restart(spec: ChildSpec, reason: Reason) -> bool:
 class Run:
     """One incarnation of a child: its task, cancel scope and outcome."""
 
-    __slots__ = ("child_id", "done", "on_ready", "ready", "reason", "scope", "settled", "task")
+    __slots__ = (
+        "child",
+        "child_id",
+        "done",
+        "on_ready",
+        "ready",
+        "reason",
+        "scope",
+        "settled",
+        "task",
+    )
 
-    def __init__(self, child_id: str) -> None:
-        self.child_id = child_id
+    def __init__(self, child: Child) -> None:
+        self.child = child
+        self.child_id = child.spec.id
         self.scope = anyio.CancelScope()
         self.ready = False
         self.settled = anyio.Event()  # ready, or finished before becoming ready
