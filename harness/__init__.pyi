@@ -2,14 +2,14 @@
 
 from harness import debug as debug
 from harness._version import __version__ as __version__
-from harness.agents import Roster as Roster
 from harness.agents import UnknownAgent as UnknownAgent
 from harness.config import ConfigError as ConfigError
 from harness.config import HarnessConfig as HarnessConfig
 from harness.config import load_config as load_config
-from harness.config import load_roster as load_roster
 from harness.errors import HarnessError as HarnessError
+from harness.harness import BuildOptions as BuildOptions
 from harness.harness import Harness as Harness
+from harness.harness import HarnessNotRunning as HarnessNotRunning
 from harness.harness import PromptBuild as PromptBuild
 from harness.hooks import PHASES as PHASES
 from harness.hooks import Halt as Halt
@@ -25,6 +25,7 @@ from harness.instruction_files import InstructionSource as InstructionSource
 from harness.instruction_files import InstructionStoreError as InstructionStoreError
 from harness.instruction_files import TargetOutsideWorkspace as TargetOutsideWorkspace
 from harness.instruction_files import WorkspaceNotFoundError as WorkspaceNotFoundError
+from harness.instruction_files.stores import InstructionStore as InstructionStore
 from harness.manifests.diff import ManifestDiff as ManifestDiff
 from harness.manifests.errors import ManifestNotFound as ManifestNotFound
 from harness.manifests.errors import ManifestStoreError as ManifestStoreError
@@ -35,10 +36,12 @@ from harness.prompt_assembler import DEFAULT_BUDGETS as DEFAULT_BUDGETS
 from harness.prompt_assembler import DEFAULT_STRATEGIES as DEFAULT_STRATEGIES
 from harness.prompt_assembler import LAYERS as LAYERS
 from harness.prompt_assembler import AssembledPrompt as AssembledPrompt
+from harness.prompt_assembler import BudgetError as BudgetError
 from harness.prompt_assembler import LayerReport as LayerReport
 from harness.prompt_assembler import Strategy as Strategy
 from harness.prompt_assembler import Unit as Unit
 from harness.prompt_assembler import assemble as assemble
+from harness.runtime import ChildSpec as ChildSpec
 from harness.tokenizer import ApproximateTokenizer as ApproximateTokenizer
 from harness.tokenizer import TiktokenTokenizer as TiktokenTokenizer
 from harness.tokenizer import Tokenizer as Tokenizer
@@ -51,11 +54,15 @@ __all__ = [
     "PHASES",
     "ApproximateTokenizer",
     "AssembledPrompt",
+    "BudgetError",
+    "BuildOptions",
+    "ChildSpec",
     "ConfigError",
     "Halt",
     "Harness",
     "HarnessConfig",
     "HarnessError",
+    "HarnessNotRunning",
     "HookHandler",
     "HookOutcome",
     "HookRegistration",
@@ -65,6 +72,7 @@ __all__ = [
     "InstructionFilesSettings",
     "InstructionSet",
     "InstructionSource",
+    "InstructionStore",
     "InstructionStoreError",
     "LayerReport",
     "ManifestDiff",
@@ -74,7 +82,6 @@ __all__ = [
     "PromptBuild",
     "Replay",
     "ReplayError",
-    "Roster",
     "Strategy",
     "TargetOutsideWorkspace",
     "TiktokenTokenizer",
@@ -87,5 +94,4 @@ __all__ = [
     "assemble",
     "debug",
     "load_config",
-    "load_roster",
 ]

@@ -6,12 +6,10 @@
     harness sources examples/acme --db postgresql://engine@db/harness   # a URL works too
     harness --version
 
-Design notes. ``--db`` goes through ``open_store`` like ``database=``: a path is SQLite, a
-URL picks its backend by scheme. Bad input (a missing workspace, an unknown agent, a
-malformed budget, an unreadable file or database, a bad config: anything that is a
-``HarnessError``) exits with status 2 and ONE line on stderr, never a traceback: the person
-at the terminal needs the fix, not our stack. tiktoken is imported only when
-``--tokenizer tiktoken:...`` asks for it.
+``--db`` takes a SQLite path or a URL (its scheme picks the backend), as ``database=`` does.
+Bad input (a missing workspace, an unknown agent, a malformed budget, an unreadable file or
+database, a bad config: anything that is a ``HarnessError``) exits with status 2 and one line
+on stderr, never a traceback.
 
 ``--rules FILE`` and ``--task-state FILE`` fill the caller-provided layers, in discard order
 (oldest first). A ``.jsonl`` file holds one JSON value per line: a string (the unit's text)
