@@ -192,7 +192,7 @@ class Harness:
     construction rather than on the first prompt; so does a configured ``tiktoken:`` rank file
     that does not exist (it is loaded on first use).
 
-    ``manifests`` is the SQLite file every build is recorded in (README "Provenance"): created
+    ``manifests`` is the SQLite file every build is recorded in (docs/provenance.md): created
     on entry if missing, and ``build_prompt`` then returns only recorded prompts.
 
     The supervision tree, in start order (see ``child_specs``): the instruction-files cache,
