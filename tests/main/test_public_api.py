@@ -159,6 +159,12 @@ async def test_a_wrong_build_keyword_is_refused_at_run_time_too() -> None:
             )
 
 
+def test_the_license_file_matches_the_declared_license() -> None:
+    text = (ROOT / "LICENSE").read_text()
+    assert text.startswith("MIT License")
+    assert 'license = { text = "MIT" }' in (ROOT / "pyproject.toml").read_text()
+
+
 if __name__ == "__main__" and sys.argv[1:] == ["--write"]:
     STUB.write_text(render_stub(), encoding="utf-8")
     print(f"wrote {STUB}")
