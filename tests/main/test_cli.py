@@ -222,7 +222,7 @@ def test_an_unsupported_db_url_is_one_line_and_status_2() -> None:
 
 def without_clock(manifest: dict[str, Any]) -> dict[str, Any]:
     """A build's manifest minus its clock readings (``now``, each unit's ``observed_at``):
-    two builds of the same inputs differ only there (CONTRACT.md section 10)."""
+    two builds of the same inputs differ only there (the clock fields of provenance)."""
     return json.loads(
         json.dumps(manifest), object_hook=lambda d: {k: v for k, v in d.items() if k not in _CLOCK}
     )
