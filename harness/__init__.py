@@ -66,6 +66,7 @@ _EXPORTS: dict[str, str] = {
     "ConfigError": "harness.config",
     "HarnessConfig": "harness.config",
     "load_config": "harness.config",
+    "find_project_root": "harness.project_root",
     "BuildOptions": "harness.harness",
     "Harness": "harness.harness",
     "HarnessNotRunning": "harness.harness",

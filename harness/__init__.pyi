@@ -32,6 +32,7 @@ from harness.manifests.errors import ManifestStoreError as ManifestStoreError
 from harness.manifests.replay import Replay as Replay
 from harness.manifests.replay import ReplayError as ReplayError
 from harness.manifests.store import ManifestStore as ManifestStore
+from harness.project_root import find_project_root as find_project_root
 from harness.prompt_assembler import DEFAULT_BUDGETS as DEFAULT_BUDGETS
 from harness.prompt_assembler import DEFAULT_STRATEGIES as DEFAULT_STRATEGIES
 from harness.prompt_assembler import LAYERS as LAYERS
@@ -93,5 +94,6 @@ __all__ = [
     "__version__",
     "assemble",
     "debug",
+    "find_project_root",
     "load_config",
 ]

@@ -32,6 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from harness.agents import Roster, validate_entries
 from harness.errors import ConfigError
 from harness.instruction_files import InstructionFilesSettings
+from harness.project_root import DEFAULT_MARKERS, check_markers
 from harness.prompt_assembler import (
     DEFAULT_BUDGETS,
     DEFAULT_STRATEGIES,
@@ -179,6 +180,7 @@ class HarnessConfig(_Frozen):
     instruction_files: InstructionFilesSettings = Field(default_factory=InstructionFilesSettings)
     project_context: ProjectContextSettings = ProjectContextSettings()
     supervisor: SupervisorSettings = SupervisorSettings()
+    project_root_markers: tuple[str, ...] = DEFAULT_MARKERS
 
     @field_validator("tokenizer")
     @classmethod
@@ -189,6 +191,11 @@ class HarnessConfig(_Frozen):
                 "(e.g. 'tiktoken:cl100k_base')"
             )
         return value
+
+    @field_validator("project_root_markers")
+    @classmethod
+    def _markers(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        return check_markers(value)
 
     @field_validator("agents")
     @classmethod
