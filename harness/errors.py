@@ -39,7 +39,7 @@ The whole tree (each error, the builtins it also is, where to import it from)::
         InstructionStoreError                    harness
         ManifestStoreError (OSError)             harness
             ManifestNotFound (KeyError)          harness
-        PostgresOptionError (ValueError)         harness.instruction_files.stores.postgres.store
+        PostgresOptionError (ValueError)         harness.instruction_files.stores.postgres
         ReplayError (ValueError)                 harness
         StateError (RuntimeError)                harness.errors
             HarnessNotRunning                    harness

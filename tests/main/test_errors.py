@@ -106,7 +106,7 @@ def _public_home(cls: type[BaseException]) -> str:
     homes = []
     for name in _modules():
         module = importlib.import_module(name)
-        if cls.__name__ in getattr(module, "__all__", ()) and vars(module).get(cls.__name__) is cls:
+        if cls.__name__ in getattr(module, "__all__", ()) and getattr(module, cls.__name__) is cls:
             homes.append(name)
     return min(homes, key=lambda home: (home.count("."), home)) if homes else cls.__module__
 
