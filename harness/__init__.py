@@ -12,15 +12,15 @@ Everything an engine needs is importable from here::
 
     anyio.run(main)
 
-This module re-exports the public API (see README.md) and nothing else.
-
-Design notes. Each public name is listed ONCE, in ``_EXPORTS`` (name -> defining module). The
-re-exports are lazy (PEP 562): ``harness.Hooks`` or ``from harness import Hooks`` imports
-``harness.hooks`` on first use, so a command that never touches hooks (``python -m harness
-debug``) does not pay for importing it. Type checkers read ``__init__.pyi`` instead of this
-file; it is generated from ``_EXPORTS`` (``python tests/main/test_public_api.py --write``) and
-a test fails when the two disagree, so adding a name is one line here plus regenerating.
+This module re-exports the public API and nothing else; each part's own API is its package
+(``harness.prompt_assembler``, ``harness.hooks``, ``harness.runtime``, ...).
 """
+
+# Each public name is listed ONCE, in ``_EXPORTS`` (name -> defining module). The re-exports
+# are lazy (PEP 562): ``harness.Hooks`` imports ``harness.hooks`` on first use, so a command
+# that never touches hooks (``python -m harness debug``) does not pay for importing it. Type
+# checkers read ``__init__.pyi`` instead of this file; it is generated from ``_EXPORTS``
+# (``python tests/main/test_public_api.py --write``) and a test fails when the two disagree.
 
 import importlib as _importlib
 
@@ -34,6 +34,7 @@ _EXPORTS: dict[str, str] = {
     "DEFAULT_STRATEGIES": "harness.prompt_assembler",
     "LAYERS": "harness.prompt_assembler",
     "AssembledPrompt": "harness.prompt_assembler",
+    "BudgetError": "harness.prompt_assembler",
     "LayerReport": "harness.prompt_assembler",
     "Strategy": "harness.prompt_assembler",
     "Unit": "harness.prompt_assembler",
@@ -55,20 +56,24 @@ _EXPORTS: dict[str, str] = {
     "InstructionFilesSettings": "harness.instruction_files",
     "InstructionSet": "harness.instruction_files",
     "InstructionSource": "harness.instruction_files",
+    "InstructionStore": "harness.instruction_files.stores",
     "InstructionStoreError": "harness.instruction_files",
     "WorkspaceNotFoundError": "harness.instruction_files",
     "TargetOutsideWorkspace": "harness.instruction_files",
     # --- harness, config, agents, errors ---
     "debug": "harness.debug",
-    "Roster": "harness.agents",
     "UnknownAgent": "harness.agents",
     "ConfigError": "harness.config",
     "HarnessConfig": "harness.config",
     "load_config": "harness.config",
-    "load_roster": "harness.config",
+    "find_project_root": "harness.project_root",
+    "BuildOptions": "harness.harness",
     "Harness": "harness.harness",
+    "HarnessNotRunning": "harness.harness",
     "PromptBuild": "harness.harness",
     "HarnessError": "harness.errors",
+    # --- runtime (what the Harness constructor takes) ---
+    "ChildSpec": "harness.runtime",
     # --- recorded builds (the manifest store) ---
     "ManifestDiff": "harness.manifests.diff",
     "ManifestNotFound": "harness.manifests.errors",

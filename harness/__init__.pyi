@@ -2,14 +2,14 @@
 
 from harness import debug as debug
 from harness._version import __version__ as __version__
-from harness.agents import Roster as Roster
 from harness.agents import UnknownAgent as UnknownAgent
 from harness.config import ConfigError as ConfigError
 from harness.config import HarnessConfig as HarnessConfig
 from harness.config import load_config as load_config
-from harness.config import load_roster as load_roster
 from harness.errors import HarnessError as HarnessError
+from harness.harness import BuildOptions as BuildOptions
 from harness.harness import Harness as Harness
+from harness.harness import HarnessNotRunning as HarnessNotRunning
 from harness.harness import PromptBuild as PromptBuild
 from harness.hooks import PHASES as PHASES
 from harness.hooks import Halt as Halt
@@ -25,20 +25,24 @@ from harness.instruction_files import InstructionSource as InstructionSource
 from harness.instruction_files import InstructionStoreError as InstructionStoreError
 from harness.instruction_files import TargetOutsideWorkspace as TargetOutsideWorkspace
 from harness.instruction_files import WorkspaceNotFoundError as WorkspaceNotFoundError
+from harness.instruction_files.stores import InstructionStore as InstructionStore
 from harness.manifests.diff import ManifestDiff as ManifestDiff
 from harness.manifests.errors import ManifestNotFound as ManifestNotFound
 from harness.manifests.errors import ManifestStoreError as ManifestStoreError
 from harness.manifests.replay import Replay as Replay
 from harness.manifests.replay import ReplayError as ReplayError
 from harness.manifests.store import ManifestStore as ManifestStore
+from harness.project_root import find_project_root as find_project_root
 from harness.prompt_assembler import DEFAULT_BUDGETS as DEFAULT_BUDGETS
 from harness.prompt_assembler import DEFAULT_STRATEGIES as DEFAULT_STRATEGIES
 from harness.prompt_assembler import LAYERS as LAYERS
 from harness.prompt_assembler import AssembledPrompt as AssembledPrompt
+from harness.prompt_assembler import BudgetError as BudgetError
 from harness.prompt_assembler import LayerReport as LayerReport
 from harness.prompt_assembler import Strategy as Strategy
 from harness.prompt_assembler import Unit as Unit
 from harness.prompt_assembler import assemble as assemble
+from harness.runtime import ChildSpec as ChildSpec
 from harness.runtime.errors import AlreadyRegistered as AlreadyRegistered
 from harness.runtime.errors import MaxChildrenReached as MaxChildrenReached
 from harness.tokenizer import ApproximateTokenizer as ApproximateTokenizer
@@ -54,11 +58,15 @@ __all__ = [
     "AlreadyRegistered",
     "ApproximateTokenizer",
     "AssembledPrompt",
+    "BudgetError",
+    "BuildOptions",
+    "ChildSpec",
     "ConfigError",
     "Halt",
     "Harness",
     "HarnessConfig",
     "HarnessError",
+    "HarnessNotRunning",
     "HookHandler",
     "HookOutcome",
     "HookRegistration",
@@ -68,6 +76,7 @@ __all__ = [
     "InstructionFilesSettings",
     "InstructionSet",
     "InstructionSource",
+    "InstructionStore",
     "InstructionStoreError",
     "LayerReport",
     "ManifestDiff",
@@ -78,7 +87,6 @@ __all__ = [
     "PromptBuild",
     "Replay",
     "ReplayError",
-    "Roster",
     "Strategy",
     "TargetOutsideWorkspace",
     "TiktokenTokenizer",
@@ -90,6 +98,6 @@ __all__ = [
     "__version__",
     "assemble",
     "debug",
+    "find_project_root",
     "load_config",
-    "load_roster",
 ]

@@ -2,7 +2,7 @@
 
 ::
 
-    from harness import Roster
+    from harness.agents import Roster
 
     roster = Roster({"reviewer": "You are the reviewer: check changes against the rules."})
     print(roster.identity("reviewer"))      # UnknownAgent (a KeyError) for any other slug

@@ -6,12 +6,10 @@
     harness sources examples/acme --db postgresql://engine@db/harness   # a URL works too
     harness --version
 
-Design notes. ``--db`` goes through ``open_store`` like ``database=``: a path is SQLite, a
-URL picks its backend by scheme. Bad input (a missing workspace, an unknown agent, a
-malformed budget, an unreadable file or database, a bad config: anything that is a
-``HarnessError``) exits with status 2 and ONE line on stderr, never a traceback: the person
-at the terminal needs the fix, not our stack. tiktoken is imported only when
-``--tokenizer tiktoken:...`` asks for it.
+``--db`` takes a SQLite path or a URL (its scheme picks the backend), as ``database=`` does.
+Bad input (a missing workspace, an unknown agent, a malformed budget, an unreadable file or
+database, a bad config: anything that is a ``HarnessError``) exits with status 2 and one line
+on stderr, never a traceback.
 
 ``--rules FILE`` and ``--task-state FILE`` fill the caller-provided layers, in discard order
 (oldest first). A ``.jsonl`` file holds one JSON value per line: a string (the unit's text)
@@ -153,7 +151,21 @@ def _build_parser() -> _Parser:
     commands.required = True
 
     def common(sub: argparse.ArgumentParser, *, agent_required: bool) -> None:
-        sub.add_argument("workspace", metavar="WORKSPACE", help="the workspace directory")
+        sub.add_argument(
+            "workspace",
+            metavar="WORKSPACE",
+            nargs="?",
+            help=(
+                "the workspace directory (default: the current one); inside a project (a "
+                "project_root_markers entry, .git by default, above it) the build starts at "
+                "the project's root, scoped to WORKSPACE"
+            ),
+        )
+        sub.add_argument(
+            "--no-project-root",
+            action="store_true",
+            help="build from WORKSPACE itself, even inside a project",
+        )
         sub.add_argument("--agent", required=agent_required, metavar="SLUG", help="agent slug")
         sub.add_argument("--project-id", metavar="ID", help="project id for the database row")
         sub.add_argument(
@@ -185,25 +197,51 @@ def _read_units(path: str, option: str) -> list[Unit]:
         raise UsageError(str(exc)) from None
 
 
-def _check_paths(args: argparse.Namespace) -> None:
-    if not args.workspace:
+def _check_workspace(given: str) -> None:
+    if not given:
         raise UsageError("workspace is empty: give a directory (. for the current one)")
-    workspace = Path(args.workspace)
+    workspace = Path(given)
     if not workspace.exists():
-        raise UsageError(f"workspace {args.workspace!r} does not exist")
+        raise UsageError(f"workspace {given!r} does not exist")
     if not workspace.is_dir():
-        raise UsageError(f"workspace {args.workspace!r} is not a directory")
-    if args.db is not None and not is_url(args.db) and not Path(args.db).is_file():
-        if not Path(args.db).exists():
-            raise UsageError(f"--db {args.db!r}: no such database file")
-        raise UsageError(f"--db {args.db!r}: not a database file (not a regular file)")
+        raise UsageError(f"workspace {given!r} is not a directory")
+
+
+def _check_paths(args: argparse.Namespace) -> None:
+    if args.workspace is not None:  # None: the current directory
+        _check_workspace(args.workspace)
     if args.project_id is not None and not args.project_id:
         raise UsageError("--project-id is empty: give the project's id, or leave the option out")
     if args.project_id is not None and args.agent is None:
         raise UsageError("--project-id needs --agent: the database row is per agent")
+    if args.db is not None and args.project_id is None:
+        raise UsageError("--db needs --project-id: the database row is per project")
+    if args.project_id is not None and args.db is None:
+        raise UsageError("--project-id needs --db: the database that holds the project's row")
+    if args.db is not None and not is_url(args.db) and not Path(args.db).is_file():
+        if not Path(args.db).exists():
+            raise UsageError(f"--db {args.db!r}: no such database file")
+        raise UsageError(f"--db {args.db!r}: not a database file (not a regular file)")
 
 
-async def _debug(args: argparse.Namespace) -> int:
+def _scoped(args: argparse.Namespace, config: HarnessConfig) -> list[str]:
+    """Promote WORKSPACE to its project's root (unless --no-project-root) and check the
+    targets; ``args`` then holds the workspace and targets to build from. Returns the lines
+    that explain a promotion."""
+    from harness.cli_scope import command_scope
+    from harness.workspace import printable
+
+    scope = command_scope(
+        args.workspace,
+        args.target,
+        markers=config.project_root_markers,
+        promote=not args.no_project_root,
+    )
+    args.workspace, args.target = scope.workspace, scope.targets
+    return [printable(note) for note in scope.notes]
+
+
+async def _debug(args: argparse.Namespace, config: HarnessConfig, notes: list[str]) -> int:
     from harness.debug import format_build
     from harness.harness import Harness
     from harness.prompt_assembler import BudgetError
@@ -212,7 +250,7 @@ async def _debug(args: argparse.Namespace) -> int:
     budgets = _budgets(args.budget)
     rules = _read_units(args.rules, "--rules") if args.rules else []
     state = _read_units(args.task_state, "--task-state") if args.task_state else []
-    harness = Harness(_config(args), database=args.db, manifests=args.record)
+    harness = Harness(config, database=args.db, manifests=args.record)
     harness.roster.identity(args.agent)
     try:
         harness.effective_budgets(budgets)  # the config file's envelope rule, per call too
@@ -230,6 +268,8 @@ async def _debug(args: argparse.Namespace) -> int:
             targets=args.target,
         )
     if args.json or args.text:
+        for note in notes:  # stdout holds exactly the manifest or the prompt
+            sys.stderr.write(f"harness: {note}\n")
         for warning in build.warnings:
             sys.stderr.write(f"harness: warning: {printable(warning)}\n")
     if args.json:
@@ -239,7 +279,7 @@ async def _debug(args: argparse.Namespace) -> int:
         sys.stdout.flush()
         sys.stdout.buffer.write(build.prompt.text.encode("utf-8", "surrogatepass"))
     else:
-        sys.stdout.write(format_build(build))
+        sys.stdout.write("".join(f"{note}\n" for note in notes) + format_build(build))
     if build.prompt.manifest_id is not None:  # --record: the id, last (stdout keeps its bytes)
         sys.stdout.flush()
         out = sys.stderr if args.json or args.text else sys.stdout
@@ -287,10 +327,10 @@ def _format_sources(
     return "\n".join(lines) + "\n"
 
 
-async def _sources(args: argparse.Namespace) -> int:
+async def _sources(args: argparse.Namespace, config: HarnessConfig, notes: list[str]) -> int:
     from harness.harness import Harness
 
-    harness = Harness(_config(args), database=args.db)
+    harness = Harness(config, database=args.db)
     agent = args.agent
     if agent is not None:
         harness.roster.identity(agent)
@@ -299,6 +339,7 @@ async def _sources(args: argparse.Namespace) -> int:
             args.workspace, agent=agent or "-", project_id=args.project_id, targets=args.target
         )
     context = await harness.project_context(args.workspace)
+    sys.stdout.write("".join(f"{note}\n" for note in notes))
     sys.stdout.write(_format_sources(instruction_set, context, args))
     return EXIT_OK
 
@@ -316,8 +357,12 @@ def _one_line(exc: BaseException) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``harness`` and ``python -m harness``; returns the exit status."""
+    arguments = sys.argv[1:] if argv is None else list(argv)
+    if not arguments:  # a bare `harness`: what it can do
+        sys.stdout.write(_build_parser().format_help())
+        return EXIT_OK
     try:
-        args = _build_parser().parse_args(argv)
+        args = _build_parser().parse_args(arguments)
     except UsageError as exc:
         sys.stderr.write(f"harness: error: {_one_line(exc)}\n")
         return EXIT_USAGE
@@ -329,8 +374,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command in COMMANDS:
             return anyio.run(COMMANDS[args.command], args)
         _check_paths(args)
+        config = _config(args)
+        notes = _scoped(args, config)
         command = _debug if args.command == "debug" else _sources
-        return anyio.run(command, args)
+        return anyio.run(command, args, config, notes)
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:

@@ -7,11 +7,10 @@
     config = load_config("config/harness.toml")     # or load_config(): $HARNESS_CONFIG / shipped
     print(config.envelope.input_tokens, config.budgets.as_mapping())
 
-Design notes. The numbers that shape every prompt live in one validated, immutable value so
-that a bad setting fails at load time with the offending key named, not later as a puzzling
-prompt. The central check is the input envelope (notes 000): the model's context limit minus
-the space reserved for the response and for tool observations is what the prompt may use, and
-the five layer budgets must fit inside it.
+The numbers that shape every prompt live in one validated, immutable value, so a bad setting
+fails at load time with the offending key named. The layer budgets must fit the input
+envelope: the model's context limit minus the space reserved for the response and for tool
+observations, which is what the prompt may use.
 
 Where the configuration comes from, first match wins: the ``path`` argument of
 ``load_config``, else the ``HARNESS_CONFIG`` environment variable, else the shipped
@@ -33,12 +32,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from harness.agents import Roster, validate_entries
 from harness.errors import ConfigError
 from harness.instruction_files import InstructionFilesSettings
+from harness.project_root import DEFAULT_MARKERS, check_markers
 from harness.prompt_assembler import (
     DEFAULT_BUDGETS,
     DEFAULT_STRATEGIES,
     LAYERS,
     Strategy,
-    merge_budgets,
+    check_envelope,
 )
 from harness.tokenizer import looks_like_path
 
@@ -53,7 +53,6 @@ __all__ = [
     "LayerStrategies",
     "ProjectContextSettings",
     "SupervisorSettings",
-    "check_envelope",
     "load_config",
     "load_roster",
     "make_tokenizer",
@@ -84,7 +83,8 @@ class _Frozen(BaseModel):
 
 
 class Envelope(_Frozen):
-    """The model's context limit and what is held back from it (notes 000)."""
+    """The model's context limit and what is held back from it (for the response and for tool
+    observations); the rest, ``input_tokens``, is what the prompt may use."""
 
     model_context_limit: int = Field(default=32768, gt=0, strict=True)
     reserved_response: int = Field(default=4096, ge=0, strict=True)
@@ -180,6 +180,7 @@ class HarnessConfig(_Frozen):
     instruction_files: InstructionFilesSettings = Field(default_factory=InstructionFilesSettings)
     project_context: ProjectContextSettings = ProjectContextSettings()
     supervisor: SupervisorSettings = SupervisorSettings()
+    project_root_markers: tuple[str, ...] = DEFAULT_MARKERS
 
     @field_validator("tokenizer")
     @classmethod
@@ -191,6 +192,11 @@ class HarnessConfig(_Frozen):
             )
         return value
 
+    @field_validator("project_root_markers")
+    @classmethod
+    def _markers(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        return check_markers(value)
+
     @field_validator("agents")
     @classmethod
     def _agents(cls, value: dict[str, str]) -> dict[str, str]:
@@ -198,7 +204,7 @@ class HarnessConfig(_Frozen):
 
     @model_validator(mode="after")
     def _budgets_fit_envelope(self) -> HarnessConfig:
-        check_envelope(self.budgets.as_mapping(), self.envelope)
+        check_envelope(self.budgets.as_mapping(), self.envelope)  # the assembler's one rule
         return self
 
     def roster(self) -> Roster:
@@ -213,13 +219,7 @@ class HarnessConfig(_Frozen):
         return HarnessConfig.model_validate(data)
 
 
-def check_envelope(budgets: Mapping[str, int], envelope: Envelope) -> None:
-    """Raise ``BudgetError`` (a ``ValueError``) saying by how much ``budgets`` overflow the
-    input envelope: the one rule of ``harness.prompt_assembler.merge_budgets``."""
-    merge_budgets(budgets, {}, envelope=envelope)
-
-
-def _describe(error: ValidationError) -> str:
+def _problems(error: ValidationError) -> str:
     """One line per problem, each naming its key path (``budgets.identity``)."""
     lines = []
     for item in error.errors():
@@ -275,7 +275,7 @@ def load_config(path: str | os.PathLike[str] | None = None) -> HarnessConfig:
     try:
         config = HarnessConfig.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(f"config file {file}: {_describe(exc)}") from None
+        raise ConfigError(f"config file {file}: {_problems(exc)}") from None
     try:
         config.roster()
     except ConfigError as exc:

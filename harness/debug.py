@@ -27,21 +27,18 @@ import os
 import sys
 import textwrap
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, TextIO
+from typing import TextIO, Unpack, cast
 
 import anyio
 
 from harness.config import HarnessConfig
-from harness.harness import Harness, LayerInput, PromptBuild
+from harness.harness import BuildOptions, Harness, PromptBuild, check_options
 from harness.prompt_assembler import AssembledPrompt, LayerReport
 from harness.workspace import display_path, printable, visible
 
-if TYPE_CHECKING:
-    from harness.tokenizer import Tokenizer
-
-__all__ = ["aprint", "format_build", "print", "scope_line"]
+__all__ = ["DebugOptions", "aprint", "format_build", "print", "scope_line"]
 
 WIDTH = 80
 
@@ -168,19 +165,18 @@ def _prompt_lines(prompt: AssembledPrompt, width: int) -> list[str]:
     return lines
 
 
+class DebugOptions(BuildOptions, total=False):
+    """The optional keywords of ``print`` / ``aprint``: a build's (``BuildOptions``) plus
+    where the rows come from (``database``), where the report goes (``file``, default
+    stdout) and the configuration (``config``, default ``load_config()``)."""
+
+    database: str | os.PathLike[str] | None
+    file: TextIO | None
+    config: HarnessConfig | None
+
+
 async def aprint(
-    workspace: str | os.PathLike[str],
-    *,
-    agent: str,
-    project_id: str | None = None,
-    database: str | os.PathLike[str] | None = None,
-    budgets: Mapping[str, int] | None = None,
-    tokenizer: Tokenizer | str | None = None,
-    file: TextIO | None = None,
-    config: HarnessConfig | None = None,
-    business_rules: LayerInput = (),
-    task_state: LayerInput = (),
-    targets: Sequence[str | os.PathLike[str]] = (),
+    workspace: str | os.PathLike[str], *, agent: str, **options: Unpack[DebugOptions]
 ) -> AssembledPrompt:
     """Build the prompt and print the debug report to ``file`` (default: stdout); with
     ``targets``, scoped to the instruction files on their chains (the header says so).
@@ -188,17 +184,12 @@ async def aprint(
     Starts a short-lived ``Harness``; returns the ``AssembledPrompt`` so the REPL can keep
     inspecting it (``.manifest()``, ``.layers``).
     """
-    async with Harness(config, database=database) as harness:
-        build = await harness.build(
-            workspace,
-            agent=agent,
-            project_id=project_id,
-            business_rules=business_rules,
-            task_state=task_state,
-            budgets=budgets,
-            tokenizer=tokenizer,
-            targets=targets,
-        )
+    check_options(options, DebugOptions.__optional_keys__, "aprint")
+    keys = BuildOptions.__optional_keys__
+    build_options = cast(BuildOptions, {k: v for k, v in options.items() if k in keys})
+    async with Harness(options.get("config"), database=options.get("database")) as harness:
+        build = await harness.build(workspace, agent=agent, **build_options)
+    file = options.get("file")
     out = file if file is not None else sys.stdout
     out.write(format_build(build))
     out.flush()
@@ -206,38 +197,15 @@ async def aprint(
 
 
 def print(
-    workspace: str | os.PathLike[str],
-    *,
-    agent: str,
-    project_id: str | None = None,
-    database: str | os.PathLike[str] | None = None,
-    budgets: Mapping[str, int] | None = None,
-    tokenizer: Tokenizer | str | None = None,
-    file: TextIO | None = None,
-    config: HarnessConfig | None = None,
-    business_rules: LayerInput = (),
-    task_state: LayerInput = (),
-    targets: Sequence[str | os.PathLike[str]] = (),
+    workspace: str | os.PathLike[str], *, agent: str, **options: Unpack[DebugOptions]
 ) -> AssembledPrompt:
     """Synchronous ``aprint`` for a plain REPL or script (no event loop needed).
 
     Inside a running event loop it runs in a worker thread (blocking the loop until done)
     and warns to use ``await harness.debug.aprint(...)`` instead.
     """
-    job = functools.partial(
-        aprint,
-        workspace,
-        agent=agent,
-        project_id=project_id,
-        database=database,
-        budgets=budgets,
-        tokenizer=tokenizer,
-        file=file,
-        config=config,
-        business_rules=business_rules,
-        task_state=task_state,
-        targets=targets,
-    )
+    check_options(options, DebugOptions.__optional_keys__, "print")
+    job = functools.partial(aprint, workspace, agent=agent, **options)
     try:
         asyncio.get_running_loop()
     except RuntimeError:

@@ -12,6 +12,55 @@ raised it; each concrete error also derives from the builtin it naturally is, so
         print(f"cannot build the prompt: {exc}")
 
 An exception that does not derive from ``HarnessError`` escaping harness is a bug.
+
+The whole tree (each error, the builtins it also is, where to import it from)::
+
+    HarnessError (Exception)                     harness
+        ActorError                               harness.runtime
+            ActorExited                          harness.runtime
+            AlreadyRegistered (ValueError)       harness
+            CallingSelf (RuntimeError)           harness.runtime
+            MailboxFull                          harness.runtime
+            NoProc                               harness.runtime
+        ArgumentError (ValueError)               harness.errors
+        ArgumentTypeError (TypeError)            harness.errors
+        AssemblyError (ValueError)               harness.prompt_assembler
+            BudgetError                          harness
+            ManifestSchemaError                  harness.prompt_assembler
+        AssemblyTypeError (TypeError)            harness.prompt_assembler
+        CacheTaskCrashed (RuntimeError)          harness.instruction_files.cache
+        CommandHookError (RuntimeError)          harness.hooks
+        ConfigError (ValueError)                 harness
+        HookResultError (TypeError)              harness.hooks
+        HookTimeoutError (TimeoutError)          harness
+        HookTypeError (TypeError)                harness.hooks
+        HookValueError (ValueError)              harness.hooks
+            HookSettingsError                    harness.hooks
+        ImportRefused (ValueError)               harness.workspace.imports
+        InstructionStoreError                    harness
+        ManifestStoreError (OSError)             harness
+            ManifestNotFound (KeyError)          harness
+        PostgresOptionError (ValueError)         harness.instruction_files.stores.postgres
+        ReplayError (ValueError)                 harness
+        StateError (RuntimeError)                harness.errors
+            HarnessNotRunning                    harness
+        StoreSchemeError (ValueError)            harness.stores
+        SupervisorError                          harness.runtime
+            AdminCallBeforeReady (RuntimeError)  harness.runtime
+            ChildRunning                         harness.runtime
+            DuplicateChild (ValueError)          harness.runtime
+            FailedToStartChild                   harness.runtime
+            MaxChildrenReached (RuntimeError)    harness
+            MaxRestartsExceeded                  harness.runtime
+            SupervisorNotRunning (RuntimeError)  harness.runtime
+            UnknownChild (KeyError)              harness.runtime
+        TargetOutsideWorkspace (ValueError)      harness
+        TokenizerLoadError (ValueError)          harness
+        UnitFileError (ValueError)               harness.unit_files
+        UnknownAgent (KeyError)                  harness
+        UsageError (ValueError)                  harness.cli
+        WalkCancelled                            harness.workspace
+        WorkspaceNotFoundError (FileNotFoundError) harness
 """
 
 from __future__ import annotations

@@ -12,14 +12,8 @@
 
     anyio.run(main)
 
-Design notes. Entering a ``Harness`` starts a supervision tree built from ``child_specs()``:
-the instruction-files cache task, then the store's companions, then the ``children=`` given;
-a later part that needs a supervised task adds its spec there. ``build_prompt`` gathers the
-five layers (identity from the roster, instruction files, ``.AGENTS/`` project context, and
-the caller's business rules and task state), resolving the workspace once for all of them,
-and hands them to the pure assembler. Gathering is I/O and lives here; trimming is pure and
-lives in ``harness.prompt_assembler``. Outside ``async with`` there is no tree and no cache,
-so ``build``/``build_prompt`` refuse (``HarnessNotRunning``) instead of answering uncached.
+Outside ``async with`` there is no supervision tree and no cache, so ``build`` and
+``build_prompt`` refuse (``HarnessNotRunning``) instead of answering uncached.
 """
 
 from __future__ import annotations
@@ -32,7 +26,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Self
+from typing import TYPE_CHECKING, Self, TypedDict, Unpack
 
 import anyio
 import anyio.to_thread
@@ -53,7 +47,7 @@ if TYPE_CHECKING:
     from harness.manifests.store import ManifestStore
     from harness.tokenizer import Tokenizer
 
-__all__ = ["Harness", "HarnessNotRunning", "LayerInput", "PromptBuild"]
+__all__ = ["BuildOptions", "Harness", "HarnessNotRunning", "LayerInput", "PromptBuild"]
 
 _NOT_RUNNING = (
     "the harness is not running: use `async with Harness(...) as h:` and call "
@@ -64,6 +58,45 @@ _NOT_RUNNING = (
 #: id is the layer name), one ``Unit``, or a sequence of units and strings in discard order
 #: (oldest first). A string in a sequence becomes a unit with id ``"<layer>:<n>"`` (1-based).
 LayerInput = str | Unit | Sequence[Unit | str]
+
+
+class BuildOptions(TypedDict, total=False):
+    """The optional keywords of ``Harness.build`` / ``build_prompt`` (and of
+    ``harness.debug.print`` / ``aprint``), written once. Each is optional; its default is in
+    ``BUILD_DEFAULTS``. A type checker reports a misspelt keyword or a wrong type::
+
+        options: BuildOptions = {"project_id": "acme", "budgets": {"task_state": 500}}
+        prompt = await h.build_prompt("examples/acme", agent="reviewer", **options)
+    """
+
+    project_id: str | None
+    business_rules: LayerInput
+    task_state: LayerInput
+    budgets: Mapping[str, int] | None
+    tokenizer: Tokenizer | str | None
+    targets: Sequence[str | os.PathLike[str]]
+
+
+#: What a build uses for an option not given.
+BUILD_DEFAULTS: BuildOptions = {
+    "project_id": None,
+    "business_rules": (),
+    "task_state": (),
+    "budgets": None,
+    "tokenizer": None,
+    "targets": (),
+}
+
+
+def check_options(options: Mapping[str, object], allowed: frozenset[str], call: str) -> None:
+    """Refuse a keyword the call does not take, as a plain signature would (at run time the
+    ``**options`` of a ``TypedDict`` signature accept anything)."""
+    unknown = sorted(set(options) - allowed)
+    if unknown:
+        raise ArgumentTypeError(
+            f"{call}() got unexpected keyword argument(s) {', '.join(map(repr, unknown))}; "
+            f"it takes {', '.join(sorted(allowed))}"
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,7 +192,7 @@ class Harness:
     construction rather than on the first prompt; so does a configured ``tiktoken:`` rank file
     that does not exist (it is loaded on first use).
 
-    ``manifests`` is the SQLite file every build is recorded in (README "Provenance"): created
+    ``manifests`` is the SQLite file every build is recorded in (docs/provenance.md): created
     on entry if missing, and ``build_prompt`` then returns only recorded prompts.
 
     The supervision tree, in start order (see ``child_specs``): the instruction-files cache,
@@ -334,31 +367,26 @@ class Harness:
         return await anyio.to_thread.run_sync(call)
 
     async def build(
-        self,
-        workspace: str | os.PathLike[str],
-        *,
-        agent: str,
-        project_id: str | None = None,
-        business_rules: LayerInput = (),
-        task_state: LayerInput = (),
-        budgets: Mapping[str, int] | None = None,
-        tokenizer: Tokenizer | str | None = None,
-        targets: Sequence[str | os.PathLike[str]] = (),
+        self, workspace: str | os.PathLike[str], *, agent: str, **options: Unpack[BuildOptions]
     ) -> PromptBuild:
         """Like ``build_prompt`` but also returns the discovery report the debug print shows
         (``targets``, ``chain`` and ``imports`` among it)."""
+        check_options(options, BuildOptions.__optional_keys__, "build")
         if self._supervisor is None:
             raise HarnessNotRunning(_NOT_RUNNING)
+        given: BuildOptions = {**BUILD_DEFAULTS, **options}
+        project_id, targets = given["project_id"], given["targets"]
         identity = self.roster.identity(agent)  # UnknownAgent first: the cheapest check
         now = datetime.now(UTC)  # the build's clock: freshness of max_age units is judged at it
-        merged = self.effective_budgets(budgets)
+        merged = self.effective_budgets(given["budgets"])
         # Resolved once per build; the instruction files and .AGENTS/ read this one path.
         resolved = self._instruction_files.resolve(workspace)
         root = Path(resolved.path)
+        tokenizer = given["tokenizer"]
         spec = tokenizer if tokenizer is not None else self.config.tokenizer
         chosen = await self._resolved_tokenizer(spec)
-        rules = _units("business_rules", business_rules)
-        state = _units("task_state", task_state)
+        rules = _units("business_rules", given["business_rules"])
+        state = _units("task_state", given["task_state"])
         instruction_set = await self._instruction_files.load_resolved(
             resolved, agent=agent, project_id=project_id, targets=targets
         )
@@ -394,16 +422,7 @@ class Harness:
         )
 
     async def build_prompt(
-        self,
-        workspace: str | os.PathLike[str],
-        *,
-        agent: str,
-        project_id: str | None = None,
-        business_rules: LayerInput = (),
-        task_state: LayerInput = (),
-        budgets: Mapping[str, int] | None = None,
-        tokenizer: Tokenizer | str | None = None,
-        targets: Sequence[str | os.PathLike[str]] = (),
+        self, workspace: str | os.PathLike[str], *, agent: str, **options: Unpack[BuildOptions]
     ) -> AssembledPrompt:
         """Assemble the five-layer prompt for ``agent`` working in ``workspace``.
 
@@ -419,16 +438,8 @@ class Harness:
         build is durably recorded (``prompt.manifest_id``), and raises ``ManifestStoreError``
         (no prompt) when it cannot be.
         """
-        build = await self.build(
-            workspace,
-            agent=agent,
-            project_id=project_id,
-            business_rules=business_rules,
-            task_state=task_state,
-            budgets=budgets,
-            tokenizer=tokenizer,
-            targets=targets,
-        )
+        check_options(options, BuildOptions.__optional_keys__, "build_prompt")
+        build = await self.build(workspace, agent=agent, **options)
         return build.prompt
 
 

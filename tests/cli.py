@@ -12,9 +12,11 @@ ROOT = Path(__file__).resolve().parents[1]
 ACME = ROOT / "examples" / "acme"
 ACME_DB = ROOT / "examples" / "acme.db"
 
-#: The bundled example with its database (CLI arguments after the subcommand).
+#: The bundled example with its database (CLI arguments after the subcommand). The example
+#: lies inside this checkout's git repository: --no-project-root keeps it the workspace.
 ACME_ARGS = [
     "examples/acme",
+    "--no-project-root",
     "--agent",
     "reviewer",
     "--project-id",

@@ -6,7 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from harness import Roster, UnknownAgent, load_roster
+from harness import UnknownAgent
+from harness.agents import Roster
+from harness.config import load_roster
 
 
 def test_shipped_roster_has_one_line_per_slug() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
@@ -10,6 +11,7 @@ import pytest
 
 from harness import Harness, HarnessConfig, UnknownAgent
 from harness.errors import HarnessError
+from harness.instruction_files import SCHEMA_SQL
 from harness.prompt_assembler import LAYERS, BudgetError, Unit
 
 Tree = Callable[[dict[str, str | bytes]], Path]
@@ -214,3 +216,25 @@ async def test_an_exact_tokenizer_assembles_off_the_event_loop(tmp_path: Path) -
         async with Harness() as harness:
             await harness.build_prompt(tmp_path, agent="reviewer", tokenizer=Recording())
     assert seen and loop_thread not in seen
+
+
+def test_a_read_only_load_of_a_wal_database_leaves_side_files(tmp_path: Path) -> None:
+    """SECURITY.md documents this: SQLite, not harness, creates them on a read-only open."""
+    db = tmp_path / "wal.db"
+    with sqlite3.connect(db) as connection:
+        connection.execute("PRAGMA journal_mode=WAL")
+        connection.executescript(SCHEMA_SQL)
+        connection.execute(
+            "INSERT INTO agent_instructions VALUES ('p', 'reviewer', 'x', '2026-01-01')"
+        )
+    connection.close()
+    (tmp_path / "ws").mkdir()
+
+    async def load() -> None:
+        with anyio.fail_after(30):
+            async with Harness(database=db) as h:
+                await h.instruction_files.load(tmp_path / "ws", agent="reviewer", project_id="p")
+
+    anyio.run(load)
+    assert (tmp_path / "wal.db-shm").exists() or (tmp_path / "wal.db-wal").exists()
+    assert "-wal" in (Path(__file__).resolve().parents[2] / "SECURITY.md").read_text()

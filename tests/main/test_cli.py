@@ -13,7 +13,7 @@ import anyio
 import pytest
 
 from harness import Harness
-from tests.cli import ACME_ARGS, ROOT, harness_cli
+from tests.cli import ACME_ARGS, ROOT, harness_cli, harness_cli_bytes
 
 LAYER_FILES = [
     "--rules", "examples/acme/business-rules.txt",
@@ -66,14 +66,13 @@ DEBUG = ["debug", "examples/acme", "--agent", "reviewer"]
         ([*DEBUG, "--budget", "instruction_files=99999999"], "lower the per-call budgets"),
         ([*DEBUG, "--budget", "identity=5", "--budget", "identity=9"], "give each layer once"),
         (["debug", "", "--agent", "reviewer"], "workspace is empty"),
-        ([*DEBUG, "--db", "examples"], "not a regular file"),
+        ([*DEBUG, "--db", "examples", "--project-id", "x"], "not a regular file"),
         (["debug", "examples/acme"], "the following arguments are required: --agent"),
         ([*DEBUG, "--db", "nope.db", "--project-id", "x"], "no such database"),
         ([*DEBUG, "--rules", "nope.txt"], "--rules nope.txt: no such file"),
         ([*DEBUG, "--tokenizer", "tiktoken:nope.tiktoken"], "nope.tiktoken"),
         ([*DEBUG, "--tokenizer", "sentencepiece"], "'sentencepiece' is not a tokenizer"),
         (["frobnicate"], "invalid choice: 'frobnicate'"),
-        ([], "the following arguments are required: COMMAND"),
     ],
 )
 def test_bad_input_exits_2_with_one_line_and_no_traceback(args: list[str], message: str) -> None:
@@ -213,7 +212,10 @@ def test_db_takes_a_url_through_the_store_registry(
 
 
 def test_an_unsupported_db_url_is_one_line_and_status_2() -> None:
-    done = harness_cli("sources", "examples/acme", "--db", "mysql://localhost/x")
+    done = harness_cli(
+        "sources", "examples/acme", "--agent", "reviewer", "--project-id", "x",
+        "--db", "mysql://localhost/x",
+    )  # fmt: skip
     assert done.returncode == 2
     assert done.stderr == (
         "harness: error: database URL scheme 'mysql' is not supported: give the path of an "
@@ -223,10 +225,88 @@ def test_an_unsupported_db_url_is_one_line_and_status_2() -> None:
 
 def without_clock(manifest: dict[str, Any]) -> dict[str, Any]:
     """A build's manifest minus its clock readings (``now``, each unit's ``observed_at``):
-    two builds of the same inputs differ only there (CONTRACT.md section 10)."""
+    two builds of the same inputs differ only there (the clock fields of provenance)."""
     return json.loads(
         json.dumps(manifest), object_hook=lambda d: {k: v for k, v in d.items() if k not in _CLOCK}
     )
 
 
 _CLOCK = ("now", "observed_at")
+
+
+ACME = ["debug", *ACME_ARGS]
+cli = harness_cli_bytes
+
+
+def one_error_line(result: subprocess.CompletedProcess[bytes]) -> str:
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.decode().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("harness: error: "), lines
+    return lines[0]
+
+
+def test_an_empty_project_id_is_bad_input() -> None:
+    line = one_error_line(cli(*ACME[:5], "--project-id", ""))
+    assert "--project-id is empty" in line
+
+
+def test_text_prints_exactly_the_prompt_bytes() -> None:
+    as_text = cli(*ACME, "--text")
+    as_json = cli(*ACME, "--json")
+    assert as_text.returncode == 0 and as_json.returncode == 0
+    digest = json.loads(as_json.stdout)["digest"]
+    assert hashlib.sha256(as_text.stdout).hexdigest() == digest
+
+
+def test_text_and_json_are_exclusive() -> None:
+    one_error_line(cli(*ACME, "--text", "--json"))
+
+
+def test_a_layer_emptied_by_its_budget_is_a_warning_and_the_report_says_why() -> None:
+    result = cli(*ACME, "--budget", "identity=10", "--budget", "instruction_files=5")
+    assert result.returncode == 0, result.stderr
+    out = result.stdout.decode()
+    assert "warnings   none" not in out
+    assert "the identity layer is empty: its budget of 10 tokens dropped all 1 unit(s)" in out
+    assert "the instruction_files layer is empty" in out
+    # the reason under the layer, from its notes
+    assert "why      layer needs 39 tokens, over its budget of 10; dropped whole" in out
+    stderr = cli(*ACME, "--budget", "identity=10", "--json").stderr.decode()
+    assert "harness: warning: the identity layer is empty" in stderr
+
+
+def test_sources_aligns_the_size_column_after_long_paths(tmp_path: Path) -> None:
+    deep = tmp_path / ("d" * 60) / "e"
+    deep.mkdir(parents=True)
+    (tmp_path / "AGENTS.md").write_text("root\n")
+    (deep / "AGENTS.md").write_text("deep\n")
+    result = cli("sources", str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    rows = [
+        line
+        for line in result.stdout.decode().splitlines()
+        if line.endswith(tuple("0123456789abcdef")) and " B " in line
+    ]
+    assert len(rows) == 2
+    assert len({row.index(" B ") for row in rows}) == 1, rows
+
+
+def test_hostile_names_in_every_warning_are_escaped(tmp_path: Path) -> None:
+    evil = tmp_path / "x\x1b[31mred\nline"
+    evil.mkdir()
+    (evil / "AGENTS.md").write_bytes(b"\xff\xfe invalid\n")  # a warning naming the directory
+    (evil / "secret.md").write_text("secret\n")
+    (tmp_path / ".gitignore").write_text("x*\n")  # the hostile directory is ignored...
+    (tmp_path / ".AGENTS").mkdir()
+    # ... so this link is refused, and the refusal names the ignored directory
+    (tmp_path / ".AGENTS" / "notes.md").symlink_to(evil / "secret.md")
+    for args in (
+        ["sources", str(tmp_path)],
+        ["debug", str(tmp_path), "--agent", "reviewer", "--json"],
+    ):
+        result = cli(*args)
+        assert result.returncode == 0, result.stderr
+        for stream in (result.stdout, result.stderr):
+            text = stream.decode("utf-8", "replace")
+            assert "\x1b" not in text
+            assert "red\nline" not in text

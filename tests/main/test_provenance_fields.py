@@ -1,4 +1,4 @@
-"""``Harness`` fills each unit's provenance (CONTRACT.md section 10): a file's sha256 and a
+"""``Harness`` fills each unit's provenance: a file's sha256 and a
 row's ``updated_at`` as ``version``, when it was read as ``observed_at``, and the build's
 clock as ``now``, so caller units with ``max_age`` are judged fresh or stale."""
 

@@ -14,6 +14,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+import anyio
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -73,6 +74,9 @@ def test_contract_names_are_importable_from_the_top_level() -> None:
         "AssembledPrompt", "PHASES", "Halt", "Hooks", "HookOutcome", "InstructionSource",
         "InstructionSet", "InstructionFiles", "InstructionStoreError", "Harness",
         "HarnessConfig", "UnknownAgent", "load_config", "debug", "HarnessError", "__version__",
+        "BudgetError", "HarnessNotRunning", "ChildSpec", "InstructionStore", "ManifestStore",
+        "ManifestStoreError", "ManifestNotFound", "ManifestDiff", "Replay",
+        "TargetOutsideWorkspace",
     }  # fmt: skip
     assert contract <= set(harness.__all__)
 
@@ -91,16 +95,29 @@ def test_importing_harness_imports_none_of_its_parts() -> None:
 
 
 def test_a_type_checker_sees_the_real_types(tmp_path: Path) -> None:
-    """mypy --strict on a user's file: names from ``harness`` are real types, not ``Any``."""
+    """mypy --strict on a user's file: names from ``harness`` are real types, not ``Any``,
+    and the build keywords (one ``BuildOptions`` for every build call) are still checked:
+    a misspelt keyword or a wrong type is reported, the right ones are not."""
     user = tmp_path / "user.py"
     user.write_text(
         textwrap.dedent(
             """
-            from harness import Harness, HarnessError, UnknownAgent, __version__
+            from harness import BuildOptions, Harness, HarnessError, UnknownAgent, __version__
+            from harness import debug
 
             version: str = __version__
             error: HarnessError = UnknownAgent("x", ())
             wrong: int = Harness  # must be reported: Harness is a class, not Any
+
+            async def use(h: Harness) -> None:
+                await h.build_prompt("w", agent="a", project_id="p", targets=["x"], budgets={})
+                await h.build_prompt("w", agent="a", projectid="p")
+                await h.build("w", agent="a", budgets=3)
+                debug.print("w", agent="a", database="x.db", file=None, tokenizer="approximate")
+                debug.print("w", agent="a", databse="x.db")
+                await debug.aprint("w", agent="a", file="out.txt")
+                options: BuildOptions = {"task_state": "goal"}
+                await h.build_prompt("w", agent="a", **options)
             """
         ),
         encoding="utf-8",
@@ -113,9 +130,39 @@ def test_a_type_checker_sees_the_real_types(tmp_path: Path) -> None:
         ],
         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300,
     )  # fmt: skip
-    lines = [line for line in result.stdout.splitlines() if line.strip()]
-    assert len(lines) == 1, result.stdout + result.stderr
-    assert 'type "type[Harness]"' in lines[0] and "user.py:6" in lines[0], lines
+    lines = [line for line in result.stdout.splitlines() if ": error:" in line]
+    reported = {int(line.split(":")[1]) for line in lines}
+    assert reported == {7, 11, 12, 14, 15}, result.stdout + result.stderr
+    assert any('type "type[Harness]"' in line and "user.py:7" in line for line in lines)
+    assert any('"projectid"' in line for line in lines), lines
+    assert any('"databse"' in line for line in lines), lines
+
+
+async def test_a_wrong_build_keyword_is_refused_at_run_time_too() -> None:
+    """``**options`` accept anything at run time: the build calls refuse what their
+    ``TypedDict`` does not list, as a plain signature would (a ``TypeError``)."""
+    from harness.errors import HarnessError
+
+    with anyio.fail_after(10):
+        with pytest.raises(TypeError, match="projectid") as caught:
+            await harness.Harness(harness.HarnessConfig()).build_prompt(
+                "examples/acme",
+                agent="reviewer",
+                projectid="acme",  # type: ignore[call-arg]
+            )
+        assert isinstance(caught.value, HarnessError)
+        with pytest.raises(TypeError, match="databse"):
+            await harness.debug.aprint(
+                "examples/acme",
+                agent="reviewer",
+                databse="x",  # type: ignore[call-arg]
+            )
+
+
+def test_the_license_file_matches_the_declared_license() -> None:
+    text = (ROOT / "LICENSE").read_text()
+    assert text.startswith("MIT License")
+    assert 'license = { text = "MIT" }' in (ROOT / "pyproject.toml").read_text()
 
 
 if __name__ == "__main__" and sys.argv[1:] == ["--write"]:

@@ -1,4 +1,4 @@
-"""A tokenizer that cannot be loaded says how to fix it, on the command line too (issue 17)."""
+"""A tokenizer that cannot be loaded says how to fix it, on the command line too."""
 
 from __future__ import annotations
 

@@ -11,7 +11,8 @@ from harness.cli import main
 from tests.cli import ACME, ACME_DB
 from tests.manifests.helpers import sql
 
-DEBUG = ["debug", str(ACME), "--agent", "reviewer", "--project-id", "acme", "--db", str(ACME_DB)]
+DEBUG = ["debug", str(ACME), "--no-project-root", "--agent", "reviewer"]  # the example as is
+DEBUG += ["--project-id", "acme", "--db", str(ACME_DB)]
 
 
 def _record(store: Path, capsys: pytest.CaptureFixture[str], *extra: str) -> str:

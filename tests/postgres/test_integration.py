@@ -128,14 +128,12 @@ def test_the_readme_postgresql_example_runs(
     postgres_url: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.chdir(ROOT)
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme[readme.index("## PostgreSQL for many engine nodes") :]
-    section = section[: section.index("\n## ", 1)]
+    section = (ROOT / "docs" / "postgresql.md").read_text(encoding="utf-8")
     [example] = re.findall(r"```python\n(.*?)```", section, re.S)
     assert "postgresql://app@db/engine" in example
     code = compile(
         example.replace("postgresql://app@db/engine", postgres_url),
-        "README.md",
+        "docs/postgresql.md",
         "exec",
         flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT,
     )
