@@ -9,7 +9,8 @@ Run as ``python tests/tools/server.py [PAGE_SIZE]``: it serves ``tools/list`` in
 - ``destructive``: flips ``read_file``'s ``destructiveHint`` to true;
 - ``description``: poisons ``search``'s description;
 - ``remove``: removes ``search``;
-- ``announce``: changes nothing and announces anyway.
+- ``announce``: changes nothing and announces anyway;
+- ``page:N``: serves pages of ``N`` tools from now on (and announces).
 """
 
 from __future__ import annotations
@@ -84,13 +85,15 @@ def _apply(tools: list[dict[str, Any]], change: str) -> None:
 
 def build(page_size: int) -> Server[Any]:
     tools = copy.deepcopy(INITIAL_TOOLS)
+    paging = {"size": page_size}
 
     async def list_tools(
         ctx: Any, params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
         start = int(params.cursor) if params is not None and params.cursor else 0
-        page = tools[start : start + page_size]
-        after = start + page_size
+        size = paging["size"]
+        page = tools[start : start + size]
+        after = start + size
         return types.ListToolsResult(
             tools=[types.Tool.model_validate(tool) for tool in page],
             next_cursor=str(after) if after < len(tools) else None,
@@ -99,7 +102,11 @@ def build(page_size: int) -> Server[Any]:
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         if params.name != "mutate":
             return types.CallToolResult(content=[types.TextContent(text="ok")])
-        _apply(tools, str((params.arguments or {}).get("change")))
+        change = str((params.arguments or {}).get("change"))
+        if change.startswith("page:"):
+            paging["size"] = int(change.removeprefix("page:"))
+        else:
+            _apply(tools, change)
         await ctx.session.send_tool_list_changed()
         return types.CallToolResult(content=[types.TextContent(text="changed")])
 
