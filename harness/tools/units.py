@@ -26,7 +26,10 @@ from harness.prompt_assembler import Unit
 from harness.tools.catalog import ToolEntry
 from harness.tools.check import CatalogCheck
 
-__all__ = ["as_checks", "tool_unit", "tool_units", "tools_record"]
+__all__ = ["LAYER", "as_checks", "tool_unit", "tool_units", "tools_layer", "tools_record"]
+
+LAYER = "tools"
+"""The layer the units go to (an information layer of the extended layout)."""
 
 
 def as_checks(tools: CatalogCheck | Sequence[CatalogCheck]) -> tuple[CatalogCheck, ...]:
@@ -78,3 +81,15 @@ def tools_record(tools: CatalogCheck | Sequence[CatalogCheck]) -> list[dict[str,
     """What a manifest records of the tools: per server, its catalog digest, each allowed
     tool's digest, each blocked tool with its reason and each change (by server)."""
     return [check.record() for check in sorted(as_checks(tools), key=lambda c: c.server)]
+
+
+def tools_layer(tools: CatalogCheck | Sequence[CatalogCheck], layers: Sequence[str]) -> list[Unit]:
+    """``tool_units(tools)`` for a build whose layout has the layers ``layers``; a layout
+    without a ``tools`` layer raises ``ArgumentError`` (a ``ValueError``) saying what to use."""
+    if LAYER not in layers:
+        raise ArgumentError(
+            f"tools= needs the {LAYER!r} layer, which this layout lacks (it has "
+            f"{', '.join(layers)}): use EXTENDED_LAYOUT (config: [layout] layers = [...] "
+            f"including {LAYER!r}) or add the layer"
+        )
+    return tool_units(tools)
