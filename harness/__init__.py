@@ -76,6 +76,16 @@ _EXPORTS: dict[str, str] = {
     "ManifestStoreError": "harness.manifests.errors",
     "Replay": "harness.manifests.replay",
     "ReplayError": "harness.manifests.replay",
+    # --- tool catalogs pinned by digest ---
+    "BlockedTool": "harness.tools",
+    "CatalogCheck": "harness.tools",
+    "PinStore": "harness.tools",
+    "PinStoreError": "harness.tools",
+    "ToolCatalog": "harness.tools",
+    "ToolCatalogError": "harness.tools",
+    "ToolChange": "harness.tools",
+    "ToolEntry": "harness.tools",
+    "ToolPolicy": "harness.tools",
 }
 
 __all__ = [*_EXPORTS, "__version__"]
