@@ -15,7 +15,7 @@ canonical JSON, sha256), ``ToolPolicy`` names the tools the host lets in, ``PinS
 the definitions it accepted and tells what changed, and ``ToolCatalog.watch`` follows
 ``list_changed`` announcements, yielding a new check each time, which a run sees only when it
 is handed it. The parts: ``digest``, ``catalog``, ``policy``, ``check``, ``pins`` (with its
-``sqlite`` backend), ``listener``, ``watch`` and ``units`` (the ``tools`` layer).
+``sqlite`` and ``postgres`` backends), ``listener``, ``watch`` and ``units`` (the ``tools`` layer).
 """
 
 from __future__ import annotations

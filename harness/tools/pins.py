@@ -35,7 +35,7 @@ __all__ = ["PinBackend", "PinStore", "open_backend"]
 
 
 class PinBackend(Protocol):
-    """Where pins live (SQLite here; another database through ``open_backend``)."""
+    """Where pins live: ``harness.tools.sqlite`` or ``harness.tools.postgres``."""
 
     async def load(self, server: str) -> dict[str, Pin]: ...
 
@@ -45,12 +45,13 @@ class PinBackend(Protocol):
 
 
 async def open_backend(target: str | os.PathLike[str]) -> PinBackend:
-    """The one place a pin store's backend is chosen from its path or URL."""
+    """The one place a pin store's backend is chosen: a ``postgresql://`` (or
+    ``postgres://``) URL is PostgreSQL, anything else a SQLite path."""
     text = os.fspath(target)
     if text.startswith(("postgresql://", "postgres://")):
-        raise PinStoreError(
-            "a PostgreSQL pin store is not available in this version; give a SQLite path"
-        )
+        from harness.tools.postgres import PostgresPins
+
+        return await PostgresPins.open(text)
     from harness.tools.sqlite import SqlitePins
 
     return await SqlitePins.open(text)
