@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from harness.tools.pins import PinStore
     from harness.tools.policy import ToolPolicy
 
-__all__ = ["ToolCatalog", "ToolEntry", "ToolSource"]
+__all__ = ["HasSession", "ToolCatalog", "ToolEntry", "ToolSource", "client_session"]
 
 _MAX_PAGES = 10_000
 """A server that keeps handing out cursors past this many pages is refused (a loop)."""
@@ -43,6 +43,21 @@ class ToolSource(Protocol):
     """What ``from_mcp`` needs of a session: the SDK ``ClientSession.list_tools``."""
 
     async def list_tools(self, *, params: Any = None) -> Any: ...
+
+
+class HasSession(Protocol):
+    """An SDK ``Client``: ``from_mcp`` and ``watch`` use its ``ClientSession``."""
+
+    @property
+    def session(self) -> Any: ...
+
+
+def client_session(session: ToolSource | HasSession) -> Any:
+    """The ``ClientSession`` of an SDK ``Client``, or ``session`` itself (so listings never
+    come from the ``Client``'s response cache)."""
+    from mcp import Client
+
+    return session.session if isinstance(session, Client) else session
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,20 +113,22 @@ class ToolCatalog:
         return cls(server=server, tools=ordered, digest=digest)
 
     @classmethod
-    async def from_mcp(cls, session: ToolSource, *, server: str) -> ToolCatalog:
-        """Every page of ``tools/list`` from an initialized SDK ``ClientSession``.
+    async def from_mcp(cls, session: ToolSource | HasSession, *, server: str) -> ToolCatalog:
+        """Every page of ``tools/list`` from an initialized SDK ``ClientSession`` (or the
+        session of an entered SDK ``Client``).
 
         Each tool is taken as the server sent it (the fields it set, in wire form), so its
         digest equals that of ``from_tools`` on the same definition.
         """
         from mcp_types import PaginatedRequestParams
 
+        source = client_session(session)
         tools: list[Any] = []
         cursor: str | None = None
         seen: set[str] = set()
         for _ in range(_MAX_PAGES):
             params = None if cursor is None else PaginatedRequestParams(cursor=cursor)
-            result = await session.list_tools(params=params)
+            result = await source.list_tools(params=params)
             tools.extend(result.tools)
             cursor = result.next_cursor
             if cursor is None:
@@ -137,7 +154,7 @@ class ToolCatalog:
 
     @staticmethod
     def watch(
-        session: ToolSource,
+        session: ToolSource | HasSession,
         *,
         server: str,
         pins: PinStore,
@@ -147,8 +164,11 @@ class ToolCatalog:
         """Yield the current ``CatalogCheck``, then a new one after each ``list_changed``
         (every page re-listed, re-checked against ``pins`` and ``policy``).
 
-        A run keeps the check it holds until it is handed a newer one: nothing reaches a run
-        because the server announced it.
+        A handshake-era session needs ``listener`` (``ToolCatalog.listener()`` given to it as
+        its ``message_handler``); on a 2026-07-28 session ``watch`` opens its own
+        ``subscriptions/listen`` stream when no listener is given. A run keeps the check it
+        holds until it is handed a newer one: nothing reaches a run because the server
+        announced it.
         """
         from harness.tools.watch import watch
 

@@ -2,7 +2,9 @@
 
 Run as ``python tests/tools/server.py [PAGE_SIZE]``: it serves ``tools/list`` in pages of
 ``PAGE_SIZE`` tools (default 2, so the catalog spans several pages) and a ``mutate`` tool whose
-``change`` argument edits the catalog, then sends ``notifications/tools/list_changed``:
+``change`` argument edits the catalog, then announces it: ``notifications/tools/list_changed``
+to a handshake-era client, a ``ToolsListChanged`` event on its ``subscriptions/listen``
+streams to a 2026-07-28 one:
 
 - ``add_write``: adds ``delete_file`` (a destructive write tool);
 - ``param_description``: rewrites the description of ``read_file``'s ``path`` parameter;
@@ -23,6 +25,8 @@ import anyio
 import mcp_types as types
 from mcp.server.lowlevel.server import NotificationOptions, Server
 from mcp.server.stdio import stdio_server
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 INITIAL_TOOLS: list[dict[str, Any]] = [
     {
@@ -86,6 +90,7 @@ def _apply(tools: list[dict[str, Any]], change: str) -> None:
 def build(page_size: int) -> Server[Any]:
     tools = copy.deepcopy(INITIAL_TOOLS)
     paging = {"size": page_size}
+    bus = InMemorySubscriptionBus()  # the 2026-07-28 era's subscriptions/listen streams
 
     async def list_tools(
         ctx: Any, params: types.PaginatedRequestParams | None
@@ -107,10 +112,18 @@ def build(page_size: int) -> Server[Any]:
             paging["size"] = int(change.removeprefix("page:"))
         else:
             _apply(tools, change)
-        await ctx.session.send_tool_list_changed()
+        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            await bus.publish(ToolsListChanged())
+        else:
+            await ctx.session.send_tool_list_changed()
         return types.CallToolResult(content=[types.TextContent(text="changed")])
 
-    return Server("fixture", on_list_tools=list_tools, on_call_tool=call_tool)
+    return Server(
+        "fixture",
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+        on_subscriptions_listen=ListenHandler(bus),
+    )
 
 
 async def main(page_size: int) -> None:

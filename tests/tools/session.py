@@ -1,5 +1,6 @@
-"""A real MCP session for the tests: the fixture server of ``server.py`` as a subprocess over
-stdio, with a ``ToolCatalog.listener`` as the session's message handler."""
+"""Real MCP sessions for the tests: the fixture server of ``server.py`` as a subprocess over
+stdio, in the handshake era (a ``ToolCatalog.listener`` as the session's message handler) or
+the 2026-07-28 era (an SDK ``Client``, which negotiates it)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
-from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp import Client, ClientSession, StdioServerParameters, stdio_client
 
 from harness.tools import CatalogListener, ToolCatalog
 
@@ -26,6 +27,15 @@ async def connected(page_size: int = 2) -> AsyncIterator[tuple[ClientSession, Ca
     ):
         await session.initialize()
         yield session, listener
+
+
+@asynccontextmanager
+async def modern(page_size: int = 2) -> AsyncIterator[Client]:
+    """An entered SDK ``Client`` on the 2026-07-28 era to a fresh fixture server."""
+    params = StdioServerParameters(command=sys.executable, args=[str(SERVER), str(page_size)])
+    async with Client(params) as client:
+        assert client.protocol_version == "2026-07-28"
+        yield client
 
 
 def children() -> set[int]:

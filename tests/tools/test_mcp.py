@@ -12,7 +12,7 @@ import pytest
 from harness.tools import CatalogCheck, PinStore, ToolCatalog, ToolCatalogError, ToolPolicy
 from harness.tools.units import tool_units
 from tests.tools.server import INITIAL_TOOLS
-from tests.tools.session import children, connected
+from tests.tools.session import children, connected, modern
 
 ALLOWED = ["read_file", "search", "list_dir"]
 
@@ -108,7 +108,9 @@ async def test_announcements_during_a_listing_are_not_lost(tmp_path: Path) -> No
             await checks.aclose()  # type: ignore[attr-defined]
 
 
-async def test_watch_without_a_listener_says_how_to_hear_changes(tmp_path: Path) -> None:
+async def test_a_handshake_session_without_a_listener_says_how_to_hear_changes(
+    tmp_path: Path,
+) -> None:
     with anyio.fail_after(30):
         async with await PinStore.open(tmp_path / "pins.db") as pins, connected() as (session, _):
             checks = ToolCatalog.watch(session, server="repo", pins=pins, policy=ToolPolicy({}))
@@ -125,3 +127,26 @@ async def test_the_listener_forwards_every_message(tmp_path: Path) -> None:
     listener = ToolCatalog.listener(inner)
     await listener("not a notification")
     assert seen == ["not a notification"] and listener.announcements == 0
+
+
+async def test_a_2026_session_is_watched_through_subscriptions_listen(tmp_path: Path) -> None:
+    before = children()
+    policy = ToolPolicy({"repo": [*ALLOWED, "delete_file"]})
+    with anyio.fail_after(60):
+        async with await PinStore.open(tmp_path / "pins.db") as pins, modern() as client:
+            checks = ToolCatalog.watch(client, server="repo", pins=pins, policy=policy)
+            held = await _next(checks)
+            assert held.digest == ToolCatalog.from_tools("repo", INITIAL_TOOLS).digest
+            await client.call_tool("mutate", {"change": "add_write"})
+            newer = await _next(checks)
+            assert "delete_file" in newer.allowed_names  # allowed, and new: first use
+            assert [(c.name, c.kind) for c in newer.changes] == [("delete_file", "new")]
+            assert "delete_file" not in held.allowed_names  # the held check never moves
+            await client.call_tool("mutate", {"change": "destructive"})
+            flipped = await _next(checks)
+            assert [(b.name, b.fields) for b in flipped.blocked] == [
+                ("mutate", ()),
+                ("read_file", ("annotations",)),
+            ]
+            await checks.aclose()  # type: ignore[attr-defined]
+    assert children() - before == set()
