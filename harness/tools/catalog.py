@@ -21,10 +21,15 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
-from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol
 
-from harness.tools.digest import canonical_json, catalog_digest, plain_json, tool_digest
+from harness.tools.digest import (
+    canonical_json,
+    catalog_digest,
+    frozen_json,
+    plain_json,
+    tool_digest,
+)
 from harness.tools.errors import ToolCatalogError
 
 if TYPE_CHECKING:
@@ -62,7 +67,8 @@ def client_session(session: ToolSource | HasSession) -> Any:
 
 @dataclass(frozen=True, slots=True)
 class ToolEntry:
-    """One tool of a catalog: its name, its definition as the server sent it, its digest."""
+    """One tool of a catalog: its name, its definition as the server sent it (read-only:
+    objects are mapping proxies, arrays tuples; ``plain()`` gives a mutable copy), its digest."""
 
     name: str
     definition: Mapping[str, Any]
@@ -210,7 +216,7 @@ def _entry(server: str, index: int, tool: Any) -> ToolEntry:
         )
     what = f"server {server!r}: tool {name!r}"
     plain = plain_json(tool, what=what)
-    frozen = MappingProxyType(plain)
+    frozen = frozen_json(plain)
     return ToolEntry(
         name=name, definition=frozen, digest=tool_digest(plain, what=what), server=server
     )

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from harness.tools.catalog import ToolCatalog, ToolEntry
-from harness.tools.digest import canonical_json
+from harness.tools.digest import canonical_json, plain_json
 from harness.tools.policy import ToolPolicy
 
 __all__ = [
@@ -129,7 +129,7 @@ def changed_fields(old: Mapping[str, Any], new: Mapping[str, Any]) -> tuple[str,
 def _value(definition: Mapping[str, Any], key: str) -> bytes | None:
     if key not in definition:
         return None
-    return canonical_json(definition[key], what=key)
+    return canonical_json(plain_json(definition[key]), what=key)
 
 
 def classify(catalog: ToolCatalog, policy: ToolPolicy, pins: Mapping[str, Pin]) -> CatalogCheck:

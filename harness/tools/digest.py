@@ -20,13 +20,14 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any
 
 import rfc8785
 
 from harness.tools.errors import ToolCatalogError
 
-__all__ = ["canonical_json", "catalog_digest", "plain_json", "tool_digest"]
+__all__ = ["canonical_json", "catalog_digest", "frozen_json", "plain_json", "tool_digest"]
 
 
 def canonical_json(value: Any, *, what: str) -> bytes:
@@ -71,4 +72,14 @@ def plain_json(value: Any, *, what: str = "tool") -> Any:
         return copied
     if isinstance(value, list | tuple):
         return [plain_json(item, what=what) for item in value]
+    return value
+
+
+def frozen_json(value: Any) -> Any:
+    """A read-only view of plain JSON data (objects as mapping proxies, arrays as tuples), so
+    a definition cannot drift away from the digest computed for it."""
+    if isinstance(value, dict):
+        return MappingProxyType({key: frozen_json(item) for key, item in value.items()})
+    if isinstance(value, list):
+        return tuple(frozen_json(item) for item in value)
     return value

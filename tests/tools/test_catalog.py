@@ -57,3 +57,16 @@ def test_the_digest_changes_with_the_set_of_tools() -> None:
     whole = ToolCatalog.from_tools("repo", INITIAL_TOOLS)
     fewer = ToolCatalog.from_tools("repo", INITIAL_TOOLS[1:])
     assert whole.digest != fewer.digest
+
+
+def test_definitions_are_read_only_so_they_keep_their_digest() -> None:
+    source = [dict(tool) for tool in INITIAL_TOOLS]
+    read = ToolCatalog.from_tools("repo", source).get("read_file")
+    assert read is not None
+    with pytest.raises(TypeError):
+        read.definition["inputSchema"]["type"] = "string"  # type: ignore[index]
+    source[0]["inputSchema"] = {"type": "string"}  # the caller's data is copied, not kept
+    assert read.definition["inputSchema"]["type"] == "object"
+    mutable = read.plain()
+    mutable["inputSchema"]["type"] = "string"
+    assert read.definition["inputSchema"]["type"] == "object"
