@@ -19,7 +19,7 @@ ALLOWED = ["read_file", "search", "list_dir"]
 
 async def test_every_page_and_the_same_digest_whatever_the_paging() -> None:
     expected = ToolCatalog.from_tools("repo", INITIAL_TOOLS)
-    with anyio.fail_after(30):
+    with anyio.fail_after(120):
         async with connected(1) as (session, _):
             for page_size in (1, 3, 100):
                 await _mutate(session, f"page:{page_size}")
@@ -40,7 +40,7 @@ async def _next(checks: AsyncIterator[CatalogCheck]) -> CatalogCheck:
 async def test_watch_follows_list_changed_and_the_run_keeps_its_check(tmp_path: Path) -> None:
     before = children()
     policy = ToolPolicy({"repo": ALLOWED})
-    with anyio.fail_after(60):
+    with anyio.fail_after(120):
         async with (
             await PinStore.open(tmp_path / "pins.db") as pins,
             connected() as (session, listener),
@@ -90,7 +90,7 @@ async def test_watch_follows_list_changed_and_the_run_keeps_its_check(tmp_path: 
 
 async def test_announcements_during_a_listing_are_not_lost(tmp_path: Path) -> None:
     policy = ToolPolicy({"repo": ALLOWED})
-    with anyio.fail_after(60):
+    with anyio.fail_after(120):
         async with (
             await PinStore.open(tmp_path / "pins.db") as pins,
             connected(page_size=1) as (session, listener),
@@ -111,7 +111,7 @@ async def test_announcements_during_a_listing_are_not_lost(tmp_path: Path) -> No
 async def test_a_handshake_session_without_a_listener_says_how_to_hear_changes(
     tmp_path: Path,
 ) -> None:
-    with anyio.fail_after(30):
+    with anyio.fail_after(120):
         async with await PinStore.open(tmp_path / "pins.db") as pins, connected() as (session, _):
             checks = ToolCatalog.watch(session, server="repo", pins=pins, policy=ToolPolicy({}))
             with pytest.raises(ToolCatalogError, match="message_handler=listener"):
@@ -132,7 +132,7 @@ async def test_the_listener_forwards_every_message(tmp_path: Path) -> None:
 async def test_a_2026_session_is_watched_through_subscriptions_listen(tmp_path: Path) -> None:
     before = children()
     policy = ToolPolicy({"repo": [*ALLOWED, "delete_file"]})
-    with anyio.fail_after(60):
+    with anyio.fail_after(120):
         async with await PinStore.open(tmp_path / "pins.db") as pins, modern() as client:
             checks = ToolCatalog.watch(client, server="repo", pins=pins, policy=policy)
             held = await _next(checks)
