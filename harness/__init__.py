@@ -84,6 +84,16 @@ _EXPORTS: dict[str, str] = {
     # --- runtime errors of the many-sessions runtime ---
     "AlreadyRegistered": "harness.runtime.errors",
     "MaxChildrenReached": "harness.runtime.errors",
+    # --- tool catalogs pinned by digest ---
+    "BlockedTool": "harness.tools",
+    "CatalogCheck": "harness.tools",
+    "PinStore": "harness.tools",
+    "PinStoreError": "harness.tools",
+    "ToolCatalog": "harness.tools",
+    "ToolCatalogError": "harness.tools",
+    "ToolChange": "harness.tools",
+    "ToolEntry": "harness.tools",
+    "ToolPolicy": "harness.tools",
 }
 
 __all__ = [*_EXPORTS, "__version__"]

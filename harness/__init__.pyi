@@ -49,6 +49,15 @@ from harness.tokenizer import ApproximateTokenizer as ApproximateTokenizer
 from harness.tokenizer import TiktokenTokenizer as TiktokenTokenizer
 from harness.tokenizer import Tokenizer as Tokenizer
 from harness.tokenizer import TokenizerLoadError as TokenizerLoadError
+from harness.tools import BlockedTool as BlockedTool
+from harness.tools import CatalogCheck as CatalogCheck
+from harness.tools import PinStore as PinStore
+from harness.tools import PinStoreError as PinStoreError
+from harness.tools import ToolCatalog as ToolCatalog
+from harness.tools import ToolCatalogError as ToolCatalogError
+from harness.tools import ToolChange as ToolChange
+from harness.tools import ToolEntry as ToolEntry
+from harness.tools import ToolPolicy as ToolPolicy
 
 __all__ = [
     "DEFAULT_BUDGETS",
@@ -58,8 +67,10 @@ __all__ = [
     "AlreadyRegistered",
     "ApproximateTokenizer",
     "AssembledPrompt",
+    "BlockedTool",
     "BudgetError",
     "BuildOptions",
+    "CatalogCheck",
     "ChildSpec",
     "ConfigError",
     "Halt",
@@ -84,6 +95,8 @@ __all__ = [
     "ManifestStore",
     "ManifestStoreError",
     "MaxChildrenReached",
+    "PinStore",
+    "PinStoreError",
     "PromptBuild",
     "Replay",
     "ReplayError",
@@ -92,6 +105,11 @@ __all__ = [
     "TiktokenTokenizer",
     "Tokenizer",
     "TokenizerLoadError",
+    "ToolCatalog",
+    "ToolCatalogError",
+    "ToolChange",
+    "ToolEntry",
+    "ToolPolicy",
     "Unit",
     "UnknownAgent",
     "WorkspaceNotFoundError",

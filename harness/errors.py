@@ -40,6 +40,7 @@ The whole tree (each error, the builtins it also is, where to import it from)::
         InstructionStoreError                    harness
         ManifestStoreError (OSError)             harness
             ManifestNotFound (KeyError)          harness
+        PinStoreError (OSError)                  harness
         PostgresOptionError (ValueError)         harness.instruction_files.stores.postgres
         ReplayError (ValueError)                 harness
         StateError (RuntimeError)                harness.errors
@@ -56,6 +57,7 @@ The whole tree (each error, the builtins it also is, where to import it from)::
             UnknownChild (KeyError)              harness.runtime
         TargetOutsideWorkspace (ValueError)      harness
         TokenizerLoadError (ValueError)          harness
+        ToolCatalogError (ValueError)            harness
         UnitFileError (ValueError)               harness.unit_files
         UnknownAgent (KeyError)                  harness
         UsageError (ValueError)                  harness.cli

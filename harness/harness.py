@@ -37,15 +37,17 @@ from harness.errors import ArgumentTypeError, ConfigError, StateError
 from harness.instruction_files import InstructionFiles, InstructionSet
 from harness.instruction_files.stores import InstructionStore
 from harness.project_context import ProjectContext, load_project_context
-from harness.prompt_assembler import AssembledPrompt, Unit, assemble, merge_budgets
+from harness.prompt_assembler import LAYERS, AssembledPrompt, Unit, assemble, merge_budgets
 from harness.prompt_assembler.budgets import PER_CALL_HINT
 from harness.runtime import ChildSpec, Supervisor
 from harness.tokenizer import ApproximateTokenizer, looks_like_path
+from harness.tools.units import as_checks, tools_layer, tools_record
 
 if TYPE_CHECKING:
     from harness.manifests.provenance import Provenance
     from harness.manifests.store import ManifestStore
     from harness.tokenizer import Tokenizer
+    from harness.tools.check import CatalogCheck
 
 __all__ = ["BuildOptions", "Harness", "HarnessNotRunning", "LayerInput", "PromptBuild"]
 
@@ -75,6 +77,7 @@ class BuildOptions(TypedDict, total=False):
     budgets: Mapping[str, int] | None
     tokenizer: Tokenizer | str | None
     targets: Sequence[str | os.PathLike[str]]
+    tools: CatalogCheck | Sequence[CatalogCheck]
 
 
 #: What a build uses for an option not given.
@@ -85,6 +88,7 @@ BUILD_DEFAULTS: BuildOptions = {
     "budgets": None,
     "tokenizer": None,
     "targets": (),
+    "tools": (),
 }
 
 
@@ -118,6 +122,7 @@ class PromptBuild:
     budgets: Mapping[str, int]
     tokenizer_name: str
     warnings: tuple[str, ...] = field(default=())
+    tools: tuple[CatalogCheck, ...] = field(default=())  # the checks given as tools=
 
     @property
     def targets(self) -> tuple[str, ...]:
@@ -140,7 +145,11 @@ class PromptBuild:
         """What the build was given beyond its layers, JSON-serialisable, for a manifest
         record: the targets, their chains' directories and every unit's imports."""
         imports = {unit: [list(pair) for pair in pairs] for unit, pairs in self.imports.items()}
-        return {"targets": list(self.targets), "chain": list(self.chain), "imports": imports}
+        context: dict[str, object] = {"targets": list(self.targets), "chain": list(self.chain)}
+        context["imports"] = imports
+        if self.tools:  # catalog digests, rendered tools' digests, blocked tools and why
+            context["tools"] = tools_record(self.tools)
+        return context
 
     @property
     def slack(self) -> int:
@@ -394,6 +403,10 @@ class Harness:
         layers = _layers(
             Unit(id=agent, text=identity), instruction_set, project_context, rules, state
         )
+        tools = given["tools"]
+        checks = as_checks(tools) if tools else ()
+        if checks:  # a layout without the tools layer refuses them
+            layers["tools"] = tools_layer(checks, LAYERS)
         prompt = await self._assemble(layers, merged, chosen, now)
         warnings = [*instruction_set.warnings, *project_context.warnings]
         warnings.extend(_emptied_by_budget(prompt))
@@ -419,6 +432,7 @@ class Harness:
             budgets=merged,
             tokenizer_name=chosen.name,
             warnings=tuple(warnings),
+            tools=checks,
         )
 
     async def build_prompt(
@@ -436,7 +450,8 @@ class Harness:
         ``async with`` (not entered, or already left) it raises ``HarnessNotRunning`` (a
         ``HarnessError`` and a ``RuntimeError``). With ``manifests=`` it returns only once the
         build is durably recorded (``prompt.manifest_id``), and raises ``ManifestStoreError``
-        (no prompt) when it cannot be.
+        (no prompt) when it cannot be. ``tools``: a ``CatalogCheck`` per MCP server; only
+        their allowed tools are rendered, in the ``tools`` layer (``harness.tools``).
         """
         check_options(options, BuildOptions.__optional_keys__, "build_prompt")
         build = await self.build(workspace, agent=agent, **options)

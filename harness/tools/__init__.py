@@ -1,0 +1,45 @@
+"""Tool catalogs pinned by digest: what the model may call is decided by the host.
+
+::
+
+    from harness.tools import PinStore, ToolCatalog, ToolPolicy
+
+    policy = ToolPolicy({"repo": ["read_file", "search"]})
+    async with await PinStore.open("pins.db") as pins:
+        catalog = await ToolCatalog.from_mcp(session, server="repo")   # every page
+        check = await pins.check(catalog, policy)
+        prompt = await h.build_prompt("/srv/acme", agent="reviewer", tools=check)
+
+A server's catalog is discovered data: ``ToolCatalog`` digests every definition (RFC 8785
+canonical JSON, sha256), ``ToolPolicy`` names the tools the host lets in, ``PinStore`` keeps
+the definitions it accepted and tells what changed, and ``ToolCatalog.watch`` follows
+``list_changed`` announcements, yielding a new check each time, which a run sees only when it
+is handed it. The parts: ``digest``, ``catalog``, ``policy``, ``check``, ``pins`` (with its
+``sqlite`` and ``postgres`` backends), ``listener``, ``watch`` and ``units`` (the ``tools`` layer).
+"""
+
+from __future__ import annotations
+
+from harness.tools.catalog import ToolCatalog, ToolEntry
+from harness.tools.check import BlockedTool, CatalogCheck, Pin, ToolChange
+from harness.tools.errors import PinStoreError, ToolCatalogError
+from harness.tools.listener import CatalogListener
+from harness.tools.pins import PinStore
+from harness.tools.policy import ToolPolicy
+from harness.tools.units import tool_units, tools_record
+
+__all__ = [
+    "BlockedTool",
+    "CatalogCheck",
+    "CatalogListener",
+    "Pin",
+    "PinStore",
+    "PinStoreError",
+    "ToolCatalog",
+    "ToolCatalogError",
+    "ToolChange",
+    "ToolEntry",
+    "ToolPolicy",
+    "tool_units",
+    "tools_record",
+]
