@@ -14,7 +14,7 @@ build reads it every time, so it is built from what the assembly already has: th
 renderings (counted, not rendered again), texts hashed through a bounded memo, and, with a
 byte-exact tokenizer, whole layer manifests memoised by everything they are made of (a layer
 repeats from build to build; manifests are immutable, so equal inputs share one).
-``tests/core/test_manifest_reference.py`` checks the result byte for byte against a manifest
+``tests/prompt_assembler/test_manifest_reference.py`` checks the result byte for byte against a manifest
 built the slow way.
 """
 

@@ -1,6 +1,6 @@
 """The README's other code blocks run as written and show what the README says they show.
 
-``tests/core/test_readme_example.py`` covers the ``assemble()`` example and
+``tests/prompt_assembler/test_readme_example.py`` covers the ``assemble()`` example and
 ``tests/main/test_example.py`` the quick-start command's layers. This file covers the rest:
 the quick-start output as printed in the README, the exact tokenizer, both hook examples
 (top-level ``await``, as in ``python -m asyncio``), ``InstructionFiles``, the runtime,

@@ -31,8 +31,8 @@ from harness.prompt_assembler import (
 )
 from harness.prompt_assembler import render as render_module
 from harness.prompt_assembler.render import kept_chars, render, text_sha256
-from tests.core.test_ledger import ledger_assemblies
-from tests.core.test_properties import Lumpy, assemblies
+from tests.prompt_assembler.test_ledger import ledger_assemblies
+from tests.prompt_assembler.test_properties import Lumpy, assemblies
 
 
 def reference_sha256(text: str) -> str:
