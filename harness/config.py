@@ -35,11 +35,14 @@ from harness.errors import ConfigError
 from harness.instruction_files import InstructionFilesSettings
 from harness.prompt_assembler import (
     DEFAULT_BUDGETS,
+    DEFAULT_LAYOUT,
     DEFAULT_STRATEGIES,
     LAYERS,
+    Layout,
     Strategy,
-    merge_budgets,
 )
+from harness.prompt_assembler.budgets import check_envelope as check_layer_envelope
+from harness.prompt_assembler.layout import check_layout, named_layout
 from harness.tokenizer import looks_like_path
 
 if TYPE_CHECKING:
@@ -175,6 +178,8 @@ class HarnessConfig(_Frozen):
     envelope: Envelope = Envelope()
     budgets: LayerBudgets = LayerBudgets()
     strategies: LayerStrategies = LayerStrategies()
+    layout: Layout = DEFAULT_LAYOUT
+    """The prompt's layers in order; TOML ``[layout] layers = ["identity", ...]``."""
     agents_file: Path | None = None
     agents: dict[str, str] = Field(default_factory=dict)
     instruction_files: InstructionFilesSettings = Field(default_factory=InstructionFilesSettings)
@@ -191,6 +196,15 @@ class HarnessConfig(_Frozen):
             )
         return value
 
+    @field_validator("layout", mode="before")
+    @classmethod
+    def _layout(cls, value: object) -> object:
+        if isinstance(value, Mapping):
+            if set(value) != {"layers"}:
+                raise ValueError('[layout] takes one key, layers = ["identity", ...]')
+            return named_layout(value["layers"])
+        return value
+
     @field_validator("agents")
     @classmethod
     def _agents(cls, value: dict[str, str]) -> dict[str, str]:
@@ -198,8 +212,19 @@ class HarnessConfig(_Frozen):
 
     @model_validator(mode="after")
     def _budgets_fit_envelope(self) -> HarnessConfig:
-        check_envelope(self.budgets.as_mapping(), self.envelope)
+        check_layout(self.layout)
+        check_envelope(self.layout_budgets(), self.envelope)
         return self
+
+    def layout_budgets(self) -> dict[str, int]:
+        """Each layer of ``layout``: its ``[budgets]`` value, else the layout's own budget."""
+        configured = self.budgets.as_mapping()
+        return {spec.name: configured.get(spec.name, spec.budget) for spec in self.layout}
+
+    def layout_strategies(self) -> dict[str, Strategy]:
+        """Each layer of ``layout``: its ``[strategies]`` value, else the layout's own."""
+        configured = self.strategies.as_mapping()
+        return {spec.name: configured.get(spec.name, spec.strategy) for spec in self.layout}
 
     def roster(self) -> Roster:
         """The agent roster: ``agents_file`` (default: the shipped one) plus ``agents``."""
@@ -216,7 +241,7 @@ class HarnessConfig(_Frozen):
 def check_envelope(budgets: Mapping[str, int], envelope: Envelope) -> None:
     """Raise ``BudgetError`` (a ``ValueError``) saying by how much ``budgets`` overflow the
     input envelope: the one rule of ``harness.prompt_assembler.merge_budgets``."""
-    merge_budgets(budgets, {}, envelope=envelope)
+    check_layer_envelope(budgets, envelope)
 
 
 def _describe(error: ValidationError) -> str:

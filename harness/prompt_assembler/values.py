@@ -7,17 +7,14 @@ Everything here is a plain immutable value::
     rule = Unit("refunds", "Refunds above $500 need finance approval.", source="rules.md")
     assert LAYERS[0] == "identity" and Strategy("truncate_tail") is Strategy.TRUNCATE_TAIL
 
-Design notes: ``LayerReport`` is a frozen dataclass built once per layer per call, so its
-construction sits on the small-call fast path (issue 18): ``assemble`` fills its ``__dict__``
-in one call instead of running the frozen ``__init__`` (one ``object.__setattr__`` per field).
-What the lazy manifest needs beyond the report lives in the prompt (``prompt.py``), not here.
+What the lazy manifest needs beyond a layer's report lives in the prompt (``prompt.py``).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import KW_ONLY, dataclass, field
+from dataclasses import KW_ONLY, dataclass
 from datetime import datetime
 from enum import StrEnum
 from types import MappingProxyType
@@ -70,6 +67,7 @@ class Strategy(StrEnum):
     DROP_WHOLE_UNITS = "drop_whole_units"
     TRUNCATE_TAIL = "truncate_tail"
     KEEP_OR_DROP = "keep_or_drop"
+    FIT_WHOLE_UNITS = "fit_whole_units"
 
 
 DEFAULT_STRATEGIES: Mapping[str, Strategy] = MappingProxyType(
@@ -116,15 +114,12 @@ AUTHORITY: Mapping[str, str] = MappingProxyType(
 class Unit:
     """One indivisible piece of a layer; ``source`` (e.g. a file path) adds attribution.
 
-    Keyword-only provenance (CONTRACT.md section 10): ``trust`` (``"untrusted"`` text is shown
+    Keyword-only provenance: ``trust`` (``"untrusted"`` text is shown
     inside a data boundary and refused in the instruction layers), ``version`` (the source's
     revision or digest), ``observed_at`` (when it was read, timezone-aware) and ``max_age``
     (seconds after ``observed_at`` the unit stays fresh; needs ``observed_at``).
     """
 
-    _key: str | None = field(default=None, init=False, repr=False, compare=False)
-    """``id`` when the unit is plain (trusted, no ``max_age``: nothing for the assembler to
-    check), else None; first, so it shares the object's first cache line (see ``assembly``)."""
     id: str
     text: str
     source: str | None = None
@@ -152,8 +147,6 @@ class Unit:
             or self.version is not None
         ):
             self._check_provenance()
-        if self.trust == "trusted" and self.max_age is None:
-            object.__setattr__(self, "_key", self.id)
 
     def _check_provenance(self) -> None:
         if self.trust not in ("trusted", "untrusted"):
@@ -200,7 +193,7 @@ def require_aware(moment: datetime, what: str) -> None:
         )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class LayerReport:
     """What one layer became: its text, its count against its budget, and every unit's fate.
 
