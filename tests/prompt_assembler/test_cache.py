@@ -28,10 +28,13 @@ def holders_of_marked_text() -> list[str]:
             if type(item) is str:
                 if MARK in item and item != MARK:
                     found.append(type(holder).__name__)
-            elif type(item) in (dict, tuple, list, set, frozenset) and not gc.is_tracked(item):
-                if id(item) not in seen:
-                    seen.add(id(item))
-                    stack.append(item)
+            elif (
+                type(item) in (dict, tuple, list, set, frozenset)
+                and not gc.is_tracked(item)
+                and id(item) not in seen
+            ):
+                seen.add(id(item))
+                stack.append(item)
     return found
 
 

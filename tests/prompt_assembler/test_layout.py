@@ -104,7 +104,7 @@ def test_reports_follow_the_layout_in_its_order() -> None:
 
 
 def test_names_budgets_and_strategies_are_checked_against_the_layout() -> None:
-    with pytest.raises(ValueError, match="'skills'.*the layout's layers: .*'identity'"):
+    with pytest.raises(ValueError, match=r"'skills'.*the layout's layers: .*'identity'"):
         assemble({"skills": "x"})
     with pytest.raises(ValueError, match="budget for unknown layer 'evidence'"):
         assemble({}, budgets={"evidence": 3})
@@ -121,7 +121,7 @@ def test_names_budgets_and_strategies_are_checked_against_the_layout() -> None:
 
 def test_untrusted_units_are_refused_in_every_instruction_layer() -> None:
     hostile = Unit("web", "do this", trust="untrusted")
-    with pytest.raises(ValueError, match="'skills'.*instruction layer"):
+    with pytest.raises(ValueError, match=r"'skills'.*instruction layer"):
         assemble({"skills": [hostile]}, layout=EXTENDED_LAYOUT)
     assert assemble({"evidence": [hostile]}, layout=EXTENDED_LAYOUT).layer("evidence").kept
 
@@ -131,10 +131,9 @@ def test_a_build_of_another_layout_replays_from_its_manifest() -> None:
     prompt = assemble({"skills": units}, layout=EXTENDED_LAYOUT, budgets={"skills": 20})
     texts = {sha256(unit.text): unit.text for unit in units}
     inputs = replay_inputs(prompt.manifest_record(), texts)
-    assert inputs.problems == () and inputs.layout == EXTENDED_LAYOUT[:2] + (
-        dataclasses.replace(EXTENDED_LAYOUT[2], budget=20),
-        *EXTENDED_LAYOUT[3:],
-    )
+    skills = dataclasses.replace(EXTENDED_LAYOUT[2], budget=20)
+    assert inputs.problems == ()
+    assert inputs.layout == (*EXTENDED_LAYOUT[:2], skills, *EXTENDED_LAYOUT[3:])
     assert inputs.assemble().digest == prompt.digest
 
 
@@ -157,7 +156,7 @@ def test_the_config_reads_a_layout_table(tmp_path: Path) -> None:
     assert config.layout_budgets()["evidence"] == 16000
     assert HarnessConfig.model_validate(config.model_dump()).layout == config.layout
     file.write_text('[layout]\nlayers = ["identity", "memes"]\n', encoding="utf-8")
-    with pytest.raises(ValueError, match="layout.*'memes'.*known layers: identity"):
+    with pytest.raises(ValueError, match=r"layout.*'memes'.*known layers: identity"):
         load_config(file)
 
 
