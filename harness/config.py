@@ -22,11 +22,10 @@ from __future__ import annotations
 
 import functools
 import os
-import re
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -43,10 +42,7 @@ from harness.prompt_assembler import (
 )
 from harness.prompt_assembler.budgets import check_envelope as check_layer_envelope
 from harness.prompt_assembler.layout import check_layout, named_layout
-from harness.tokenizer import looks_like_path
-
-if TYPE_CHECKING:
-    from harness.tokenizer import Tokenizer
+from harness.tokenizer import Tokenizer, parse_tokenizer_spec, resolve_tokenizer_spec
 
 __all__ = [
     "ConfigError",
@@ -65,7 +61,6 @@ __all__ = [
 
 ENV_VAR = "HARNESS_CONFIG"
 _PACKAGE_DIR = Path(__file__).resolve().parent
-_TOKENIZER_SPEC = re.compile(r"approximate|tiktoken:.+")
 
 
 def shipped_config_dir() -> Path:
@@ -189,11 +184,7 @@ class HarnessConfig(_Frozen):
     @field_validator("tokenizer")
     @classmethod
     def _tokenizer_spec(cls, value: str) -> str:
-        if _TOKENIZER_SPEC.fullmatch(value) is None:
-            raise ValueError(
-                f"{value!r} is not a tokenizer: use 'approximate' or 'tiktoken:NAME_OR_PATH' "
-                "(e.g. 'tiktoken:cl100k_base')"
-            )
+        parse_tokenizer_spec(value)
         return value
 
     @field_validator("layout", mode="before")
@@ -293,10 +284,8 @@ def load_config(path: str | os.PathLike[str] | None = None) -> HarnessConfig:
     elif isinstance(agents_file, str) and agents_file and not Path(agents_file).is_absolute():
         data["agents_file"] = str(file.absolute().parent / agents_file)
     tokenizer = data.get("tokenizer")
-    if isinstance(tokenizer, str) and tokenizer.startswith("tiktoken:"):
-        reference = tokenizer.removeprefix("tiktoken:")
-        if looks_like_path(reference) and not Path(reference).is_absolute():
-            data["tokenizer"] = f"tiktoken:{file.absolute().parent / reference}"
+    if isinstance(tokenizer, str):
+        data["tokenizer"] = resolve_tokenizer_spec(tokenizer, file.absolute().parent)
     try:
         config = HarnessConfig.model_validate(data)
     except ValidationError as exc:
@@ -332,11 +321,8 @@ def make_tokenizer(spec: str) -> Tokenizer:
     tiktoken is imported only here and only for a ``tiktoken:`` spec, so the command line
     and the default path never pay for it.
     """
-    from harness.tokenizer import ApproximateTokenizer, TiktokenTokenizer
-
-    if spec == "approximate":
-        return ApproximateTokenizer()
-    if spec.startswith("tiktoken:") and len(spec) > len("tiktoken:"):
-        # TiktokenTokenizer tells a rank-file path from an encoding name itself.
-        return TiktokenTokenizer(spec.removeprefix("tiktoken:"))
-    raise ConfigError(f"{spec!r} is not a tokenizer: use 'approximate' or 'tiktoken:NAME_OR_PATH'")
+    try:
+        parsed = parse_tokenizer_spec(spec)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+    return parsed.build()

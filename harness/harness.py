@@ -52,7 +52,7 @@ from harness.prompt_assembler import (
 )
 from harness.prompt_assembler.budgets import PER_CALL_HINT
 from harness.runtime import ChildSpec, Supervisor
-from harness.tokenizer import ApproximateTokenizer, looks_like_path
+from harness.tokenizer import ApproximateTokenizer, parse_tokenizer_spec
 
 if TYPE_CHECKING:
     from harness.manifests.provenance import Provenance
@@ -493,8 +493,8 @@ def _emptied_by_budget(prompt: AssembledPrompt) -> list[str]:
 
 
 def _check_tokenizer_file(spec: str) -> None:
-    reference = spec.removeprefix("tiktoken:")
-    if reference != spec and looks_like_path(reference) and not Path(reference).is_file():
+    file = parse_tokenizer_spec(spec).rank_file
+    if file is not None and not file.is_file():
         raise ConfigError(
             f"tokenizer {spec!r}: no such rank file (a relative path in a config file is "
             "relative to that file)"

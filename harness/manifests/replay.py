@@ -27,14 +27,13 @@ difference.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from harness.errors import HarnessError
 from harness.prompt_assembler import AssembledPrompt, Manifest, ManifestSchemaError, replay_inputs
-from harness.tokenizer import ApproximateTokenizer, Tokenizer
+from harness.tokenizer import Tokenizer, parse_tokenizer_spec
 
 __all__ = ["Difference", "Replay", "ReplayError", "replay_manifest", "tokenizer_for"]
 
@@ -89,23 +88,18 @@ class Replay:
         }
 
 
-_APPROXIMATE = re.compile(r"approximate(?:\(bytes/([1-9][0-9]{0,5})\))?")
-
-
 def tokenizer_for(manifest: Mapping[str, Any]) -> Tokenizer:
     """The recorded tokenizer, rebuilt from its spec; ``ReplayError`` when it cannot be."""
-    from harness.config import make_tokenizer
-
     name = str(manifest.get("tokenizer"))
     spec = manifest.get("tokenizer_spec")
     for candidate in (spec, name):
         if not isinstance(candidate, str):
             continue
-        found = _APPROXIMATE.fullmatch(candidate)
-        if found is not None:
-            return ApproximateTokenizer(int(found.group(1) or 4))
-        if candidate.startswith("tiktoken:") and len(candidate) > len("tiktoken:"):
-            return make_tokenizer(candidate)
+        try:
+            parsed = parse_tokenizer_spec(candidate)
+        except ValueError:
+            continue
+        return parsed.build()
     raise ReplayError(
         f"the build was assembled with tokenizer {name!r}, which harness cannot rebuild from "
         "its name: pass the same tokenizer, replay(manifest_id, tokenizer=...)"
