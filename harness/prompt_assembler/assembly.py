@@ -40,7 +40,7 @@ from harness.prompt_assembler.layout import (
     layout_names,
     layout_strategies,
 )
-from harness.prompt_assembler.prompt import AssembledPrompt, LayerTrim
+from harness.prompt_assembler.prompt import AssembledPrompt, LayerTrim, new_prompt
 from harness.prompt_assembler.strategies import LayerResult, implementation
 from harness.prompt_assembler.strategies.layer import byte_exact
 from harness.prompt_assembler.values import (
@@ -50,6 +50,7 @@ from harness.prompt_assembler.values import (
     LayerReport,
     Strategy,
     Unit,
+    new_report,
     require_aware,
 )
 from harness.tokenizer import ApproximateTokenizer, Tokenizer, utf8_len
@@ -253,24 +254,17 @@ def _layer(
         result = fast(fresh, budget * bpt, bpt, budget)
     else:
         result = implementation(strategy).trim(fresh, budget, tok)
-    if result.kept_at is None:
+    if positions is None and result.kept_at is None:  # the common case: one run kept
         start, stop = result.start, result.stop
-        kept_ids = ids[start:stop]
-        kept_at: Sequence[int] = range(start, stop)
-    else:
-        kept_at = result.kept_at
-        kept_ids = tuple([ids[i] for i in kept_at])
-    if positions is None:
-        if result.kept_at is None:
-            kept, dropped = kept_ids, ids[:start] + ids[stop:]
-        else:
-            kept, dropped = kept_ids, _others(ids, kept_at)
+        kept, dropped = ids[start:stop], ids[:start] + ids[stop:]
         notes = tuple(result.notes)
     else:
-        at = [positions[i] for i in kept_at]
+        at: Sequence[int] = result.kept_indexes()
+        if positions is not None:
+            at = [positions[i] for i in at]
         kept, dropped = tuple([ids[i] for i in at]), _others(ids, at)
         notes = (stale_note, *result.notes) if stale_note else tuple(result.notes)
-    report = LayerReport(
+    report = new_report(
         spec.name,
         strategy,
         budget,
@@ -357,15 +351,7 @@ def assemble(
         tokens = -(-total_bytes // bpt)
     else:
         tokens = tok.count(text)
-    return AssembledPrompt(
-        text,
-        tuple(reports),
-        tokens,
-        estimated,
-        tok.name,
-        _tokenizer=tok,
-        _trims=tuple(trims),
-        _now=clock,
-        _layout=layout,
-        _cache=cache,
+    trimmed = tuple(trims)
+    return new_prompt(
+        text, tuple(reports), tokens, estimated, tok.name, tok, trimmed, clock, layout, cache, None
     )

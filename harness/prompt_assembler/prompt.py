@@ -40,10 +40,11 @@ from harness.prompt_assembler.values import (
     UNIT_SEPARATOR,
     LayerReport,
     Unit,
+    fast_new,
 )
 from harness.tokenizer import Tokenizer, utf8_len
 
-__all__ = ["STALE", "AssembledPrompt", "LayerTrim"]
+__all__ = ["STALE", "AssembledPrompt", "LayerTrim", "new_prompt"]
 
 STALE = "stale"
 """The reason recorded for a unit dropped because it was older than its ``max_age``."""
@@ -131,6 +132,10 @@ class AssembledPrompt:
         """
         result: dict[str, Any] = json.loads(self._manifest_json)
         return result
+
+
+new_prompt: Callable[..., AssembledPrompt] = fast_new(AssembledPrompt)
+"""``AssembledPrompt(...)`` with every field given positionally (``manifest_id`` last)."""
 
 
 def _layer_manifest(
