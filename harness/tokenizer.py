@@ -7,11 +7,6 @@ says whether it is an estimate, so reports never pass a guess off as a measureme
     from harness.tokenizer import ApproximateTokenizer
 
     assert ApproximateTokenizer().count("hello world") == 3  # ceil(11 bytes / 4)
-
-Design notes: ``TiktokenTokenizer`` counts through tiktoken's native id buffer rather than a
-Python list, so counting megabytes in a worker thread never holds the GIL for long (an event
-loop beside it keeps its pace; ``benchmarks/stall.py`` measures it), and truncation turns only
-the kept prefix into ids. Encodings are loaded by :mod:`harness.encodings`.
 """
 
 from __future__ import annotations
