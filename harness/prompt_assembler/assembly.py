@@ -45,6 +45,7 @@ from harness.prompt_assembler.strategies import LayerResult, implementation
 from harness.prompt_assembler.strategies.layer import byte_exact
 from harness.prompt_assembler.values import (
     LAYER_SEPARATOR,
+    LAYERS,
     AssemblyError,
     AssemblyTypeError,
     LayerReport,
@@ -60,6 +61,7 @@ __all__ = ["assemble", "merge_strategies"]
 _NO_UNITS: tuple[tuple[Unit, ...], tuple[str, ...], bool] = ((), (), True)
 _EMPTY = LayerResult("", 0, 0, 0, [], nbytes=0)
 """What every strategy makes of a layer without units (shared: results are never mutated)."""
+_DEFAULT_NAMES = frozenset(LAYERS)
 _UNIT = frozenset({Unit})
 _TRUSTED = frozenset({"trusted"})
 _NO_AGE = frozenset({None})
@@ -98,7 +100,8 @@ def _normalise_layers(
         raise AssemblyTypeError(
             f"layers must be a mapping of layer name to units, got {type(layers)}"
         )
-    unknown = sorted(map(str, layers.keys() - set(names)))
+    known = _DEFAULT_NAMES if names is LAYERS else frozenset(names)
+    unknown = () if layers.keys() <= known else sorted(map(str, layers.keys() - known))
     if unknown:
         raise AssemblyError(
             f"unknown layer(s) {', '.join(map(repr, unknown))}; the layout's layers: {names}"

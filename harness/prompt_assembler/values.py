@@ -13,7 +13,7 @@ What the lazy manifest needs beyond a layer's report lives in the prompt (``prom
 # ``fast_new`` exists because a frozen dataclass's ``__init__`` sets each field through
 # ``object.__setattr__``: for the reports and the prompt built on every call that is most of
 # a small call's cost (``benchmarks/assemble.py``, row 0). It fills the instance's ``__dict__``
-# in one update instead, from every field by name (``zip(..., strict=True)``: a field added
+# in one update instead, from every field by name (generated from the fields: a field added
 # later and not passed raises), and refuses a class that validates in ``__post_init__``.
 # ``tests/prompt_assembler/test_assembler_package.py`` checks that it equals the constructor.
 
@@ -25,7 +25,7 @@ from dataclasses import KW_ONLY, dataclass, fields
 from datetime import datetime
 from enum import StrEnum
 from types import MappingProxyType
-from typing import Literal, TypeVar
+from typing import Literal, TypeVar, cast
 
 from harness.errors import HarnessError
 
@@ -200,15 +200,18 @@ def fast_new(cls: type[T]) -> Callable[..., T]:
     order, that gives what ``cls(...)`` gives at a fraction of the cost."""
     if "__post_init__" in vars(cls) or "__slots__" in vars(cls):
         raise TypeError(f"{cls.__name__} validates or has slots: build it with its constructor")
-    names = tuple(f.name for f in fields(cls))  # type: ignore[arg-type]
-    new = object.__new__
-
-    def make(*values: object) -> T:
-        made = new(cls)
-        made.__dict__.update(zip(names, values, strict=True))
-        return made
-
-    return make
+    names = [f.name for f in fields(cls)]  # type: ignore[arg-type]
+    # Generated from the fields, as dataclasses generate ``__init__``: a call that misses a
+    # field raises TypeError (missing argument), and no field can be forgotten here.
+    source = (
+        f"def make({', '.join(names)}):\n"
+        "    made = new(cls)\n"
+        f"    made.__dict__.update({', '.join(f'{n}={n}' for n in names)})\n"
+        "    return made\n"
+    )
+    scope: dict[str, object] = {"new": object.__new__, "cls": cls}
+    exec(source, scope)
+    return cast(Callable[..., T], scope["make"])
 
 
 def require_aware(moment: datetime, what: str) -> None:
