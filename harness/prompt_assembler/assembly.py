@@ -104,7 +104,8 @@ def _normalise_layers(
     unknown = () if layers.keys() <= known else sorted(map(str, layers.keys() - known))
     if unknown:
         raise AssemblyError(
-            f"unknown layer(s) {', '.join(map(repr, unknown))}; the layout's layers: {names}"
+            f"unknown layer(s) {', '.join(map(repr, unknown))}; the layout's layers: {names} "
+            "(use EXTENDED_LAYOUT, or add the layer to the layout)"
         )
     result: dict[str, tuple[tuple[Unit, ...], tuple[str, ...], bool]] = {}
     for name in names:
