@@ -43,13 +43,7 @@ from harness.errors import ArgumentTypeError, ConfigError, StateError
 from harness.instruction_files import InstructionFiles, InstructionSet
 from harness.instruction_files.stores import InstructionStore
 from harness.project_context import ProjectContext, load_project_context
-from harness.prompt_assembler import (
-    AssembledPrompt,
-    AssemblyCache,
-    Unit,
-    assemble,
-    merge_budgets,
-)
+from harness.prompt_assembler import AssembledPrompt, AssemblyCache, Unit, assemble, merge_budgets
 from harness.prompt_assembler.budgets import PER_CALL_HINT
 from harness.runtime import ChildSpec, Supervisor
 from harness.tokenizer import ApproximateTokenizer, parse_tokenizer_spec
