@@ -1,9 +1,9 @@
-"""Benchmark the prompt assembler (issue 2): peers measured in the same run, ratios vs targets.
+"""Benchmark the prompt assembler: peers measured in the same run, ratios vs targets.
 
 Run: ``python benchmarks/assemble.py`` (``--quick`` for a small, fast run). Prints one table row
 per target with both timings, the ratio and whether the target is met; always exits 0.
 
-Row 0 (issue 18): the fixed cost of a small call, ``assemble`` of an identity and five business
+Row 0: the fixed cost of a small call, ``assemble`` of an identity and five business
 rules, against the same call on the code in ``--before CHECKOUT`` (e.g. a checkout of
 the code before a change; a child interpreter imports ``harness`` from there), in the same run.
 
@@ -302,8 +302,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             t_harness,
             "bare loop",
             t_bare,
-            "<= 2x its time",
-            t_harness / t_bare <= 2.0,
+            "<= 1.5x its time",
+            t_harness / t_bare <= 1.5,
         )
     )
 

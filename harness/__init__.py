@@ -31,11 +31,15 @@ from harness._version import __version__ as __version__
 _EXPORTS: dict[str, str] = {
     # --- tokenizer and prompt assembler ---
     "DEFAULT_BUDGETS": "harness.prompt_assembler",
+    "DEFAULT_LAYOUT": "harness.prompt_assembler",
     "DEFAULT_STRATEGIES": "harness.prompt_assembler",
+    "EXTENDED_LAYOUT": "harness.prompt_assembler",
     "LAYERS": "harness.prompt_assembler",
     "AssembledPrompt": "harness.prompt_assembler",
     "BudgetError": "harness.prompt_assembler",
     "LayerReport": "harness.prompt_assembler",
+    "LayerSpec": "harness.prompt_assembler",
+    "Layout": "harness.prompt_assembler",
     "Strategy": "harness.prompt_assembler",
     "Unit": "harness.prompt_assembler",
     "assemble": "harness.prompt_assembler",

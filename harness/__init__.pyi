@@ -34,11 +34,15 @@ from harness.manifests.replay import ReplayError as ReplayError
 from harness.manifests.store import ManifestStore as ManifestStore
 from harness.project_root import find_project_root as find_project_root
 from harness.prompt_assembler import DEFAULT_BUDGETS as DEFAULT_BUDGETS
+from harness.prompt_assembler import DEFAULT_LAYOUT as DEFAULT_LAYOUT
 from harness.prompt_assembler import DEFAULT_STRATEGIES as DEFAULT_STRATEGIES
+from harness.prompt_assembler import EXTENDED_LAYOUT as EXTENDED_LAYOUT
 from harness.prompt_assembler import LAYERS as LAYERS
 from harness.prompt_assembler import AssembledPrompt as AssembledPrompt
 from harness.prompt_assembler import BudgetError as BudgetError
 from harness.prompt_assembler import LayerReport as LayerReport
+from harness.prompt_assembler import LayerSpec as LayerSpec
+from harness.prompt_assembler import Layout as Layout
 from harness.prompt_assembler import Strategy as Strategy
 from harness.prompt_assembler import Unit as Unit
 from harness.prompt_assembler import assemble as assemble
@@ -61,7 +65,9 @@ from harness.tools import ToolPolicy as ToolPolicy
 
 __all__ = [
     "DEFAULT_BUDGETS",
+    "DEFAULT_LAYOUT",
     "DEFAULT_STRATEGIES",
+    "EXTENDED_LAYOUT",
     "LAYERS",
     "PHASES",
     "AlreadyRegistered",
@@ -90,6 +96,8 @@ __all__ = [
     "InstructionStore",
     "InstructionStoreError",
     "LayerReport",
+    "LayerSpec",
+    "Layout",
     "ManifestDiff",
     "ManifestNotFound",
     "ManifestStore",

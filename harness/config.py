@@ -21,11 +21,10 @@ from __future__ import annotations
 
 import functools
 import os
-import re
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -35,15 +34,15 @@ from harness.instruction_files import InstructionFilesSettings
 from harness.project_root import DEFAULT_MARKERS, check_markers
 from harness.prompt_assembler import (
     DEFAULT_BUDGETS,
+    DEFAULT_LAYOUT,
     DEFAULT_STRATEGIES,
     LAYERS,
+    Layout,
     Strategy,
     check_envelope,
 )
-from harness.tokenizer import looks_like_path
-
-if TYPE_CHECKING:
-    from harness.tokenizer import Tokenizer
+from harness.prompt_assembler.layout import check_layout, named_layout
+from harness.tokenizer import Tokenizer, parse_tokenizer_spec, resolve_tokenizer_spec
 
 __all__ = [
     "ConfigError",
@@ -61,7 +60,6 @@ __all__ = [
 
 ENV_VAR = "HARNESS_CONFIG"
 _PACKAGE_DIR = Path(__file__).resolve().parent
-_TOKENIZER_SPEC = re.compile(r"approximate|tiktoken:.+")
 
 
 def shipped_config_dir() -> Path:
@@ -175,6 +173,8 @@ class HarnessConfig(_Frozen):
     envelope: Envelope = Envelope()
     budgets: LayerBudgets = LayerBudgets()
     strategies: LayerStrategies = LayerStrategies()
+    layout: Layout = DEFAULT_LAYOUT
+    """The prompt's layers in order; TOML ``[layout] layers = ["identity", ...]``."""
     agents_file: Path | None = None
     agents: dict[str, str] = Field(default_factory=dict)
     instruction_files: InstructionFilesSettings = Field(default_factory=InstructionFilesSettings)
@@ -185,11 +185,16 @@ class HarnessConfig(_Frozen):
     @field_validator("tokenizer")
     @classmethod
     def _tokenizer_spec(cls, value: str) -> str:
-        if _TOKENIZER_SPEC.fullmatch(value) is None:
-            raise ValueError(
-                f"{value!r} is not a tokenizer: use 'approximate' or 'tiktoken:NAME_OR_PATH' "
-                "(e.g. 'tiktoken:cl100k_base')"
-            )
+        parse_tokenizer_spec(value)
+        return value
+
+    @field_validator("layout", mode="before")
+    @classmethod
+    def _layout(cls, value: object) -> object:
+        if isinstance(value, Mapping):
+            if set(value) != {"layers"}:
+                raise ValueError('[layout] takes one key, layers = ["identity", ...]')
+            return named_layout(value["layers"])
         return value
 
     @field_validator("project_root_markers")
@@ -204,8 +209,19 @@ class HarnessConfig(_Frozen):
 
     @model_validator(mode="after")
     def _budgets_fit_envelope(self) -> HarnessConfig:
-        check_envelope(self.budgets.as_mapping(), self.envelope)  # the assembler's one rule
+        check_layout(self.layout)
+        check_envelope(self.layout_budgets(), self.envelope)
         return self
+
+    def layout_budgets(self) -> dict[str, int]:
+        """Each layer of ``layout``: its ``[budgets]`` value, else the layout's own budget."""
+        configured = self.budgets.as_mapping()
+        return {spec.name: configured.get(spec.name, spec.budget) for spec in self.layout}
+
+    def layout_strategies(self) -> dict[str, Strategy]:
+        """Each layer of ``layout``: its ``[strategies]`` value, else the layout's own."""
+        configured = self.strategies.as_mapping()
+        return {spec.name: configured.get(spec.name, spec.strategy) for spec in self.layout}
 
     def roster(self) -> Roster:
         """The agent roster: ``agents_file`` (default: the shipped one) plus ``agents``."""
@@ -268,10 +284,8 @@ def load_config(path: str | os.PathLike[str] | None = None) -> HarnessConfig:
     elif isinstance(agents_file, str) and agents_file and not Path(agents_file).is_absolute():
         data["agents_file"] = str(file.absolute().parent / agents_file)
     tokenizer = data.get("tokenizer")
-    if isinstance(tokenizer, str) and tokenizer.startswith("tiktoken:"):
-        reference = tokenizer.removeprefix("tiktoken:")
-        if looks_like_path(reference) and not Path(reference).is_absolute():
-            data["tokenizer"] = f"tiktoken:{file.absolute().parent / reference}"
+    if isinstance(tokenizer, str):
+        data["tokenizer"] = resolve_tokenizer_spec(tokenizer, file.absolute().parent)
     try:
         config = HarnessConfig.model_validate(data)
     except ValidationError as exc:
@@ -317,11 +331,8 @@ def make_tokenizer(spec: str) -> Tokenizer:
     tiktoken is imported only here and only for a ``tiktoken:`` spec, so the command line
     and the default path never pay for it.
     """
-    from harness.tokenizer import ApproximateTokenizer, TiktokenTokenizer
-
-    if spec == "approximate":
-        return ApproximateTokenizer()
-    if spec.startswith("tiktoken:") and len(spec) > len("tiktoken:"):
-        # TiktokenTokenizer tells a rank-file path from an encoding name itself.
-        return TiktokenTokenizer(spec.removeprefix("tiktoken:"))
-    raise ConfigError(f"{spec!r} is not a tokenizer: use 'approximate' or 'tiktoken:NAME_OR_PATH'")
+    try:
+        parsed = parse_tokenizer_spec(spec)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+    return parsed.build()

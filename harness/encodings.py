@@ -6,13 +6,6 @@
 
     enc = load_encoding("/path/to/cl100k_base.tiktoken")  # no network, nothing written
     assert enc.name == "cl100k_base"
-
-Design notes: tiktoken is imported only when an encoding is loaded (``import harness`` stays
-fast). A local ``<stem>.tiktoken`` file takes its split pattern and special tokens from the
-public encoding its stem names (copied below, since calling tiktoken's own constructors would
-download the ranks), and it is parsed and checked here, so a corrupt file fails at
-construction with the line at fault instead of a Rust panic mid-count. Every failure is a
-:class:`TokenizerLoadError` that says what to do, never a silent fallback to the estimate.
 """
 
 from __future__ import annotations

@@ -37,10 +37,10 @@ from harness.errors import ArgumentTypeError, ConfigError, StateError
 from harness.instruction_files import InstructionFiles, InstructionSet
 from harness.instruction_files.stores import InstructionStore
 from harness.project_context import ProjectContext, load_project_context
-from harness.prompt_assembler import LAYERS, AssembledPrompt, Unit, assemble, merge_budgets
+from harness.prompt_assembler import AssembledPrompt, AssemblyCache, Unit, assemble, merge_budgets
 from harness.prompt_assembler.budgets import PER_CALL_HINT
 from harness.runtime import ChildSpec, Supervisor
-from harness.tokenizer import ApproximateTokenizer, looks_like_path
+from harness.tokenizer import ApproximateTokenizer, parse_tokenizer_spec
 from harness.tools.units import as_checks, tools_layer, tools_record
 
 if TYPE_CHECKING:
@@ -240,6 +240,7 @@ class Harness:
         self._supervisor: Supervisor | None = None
         self._stack: AsyncExitStack | None = None
         self._tokenizers: dict[str, Tokenizer] = {}
+        self._assembly_cache = AssemblyCache()  # this Harness's memos; emptied when it is left
 
     @property
     def instruction_files(self) -> InstructionFiles:
@@ -315,7 +316,10 @@ class Harness:
         stack, self._stack, self._supervisor = self._stack, None, None
         if stack is None:
             return None
-        return await stack.__aexit__(exc_type, exc, tb)
+        try:
+            return await stack.__aexit__(exc_type, exc, tb)
+        finally:
+            self._assembly_cache.clear()  # no prompt text outlives the running Harness
 
     def tokenizer(self, spec: Tokenizer | str | None = None) -> Tokenizer:
         """The tokenizer for a spec (default: the config's), built once per spec and reused."""
@@ -332,7 +336,11 @@ class Harness:
         ``BudgetError`` (a ``ValueError``)."""
         config = self.config
         return merge_budgets(
-            budgets, config.budgets.as_mapping(), envelope=config.envelope, hint=PER_CALL_HINT
+            budgets,
+            config.layout_budgets(),
+            layout=config.layout,
+            envelope=config.envelope,
+            hint=PER_CALL_HINT,
         )
 
     async def project_context(self, workspace: str | os.PathLike[str]) -> ProjectContext:
@@ -364,10 +372,12 @@ class Harness:
         call = functools.partial(
             assemble,
             layers,
+            layout=self.config.layout,
             budgets=budgets,
-            strategies=self.config.strategies.as_mapping(),
+            strategies=self.config.layout_strategies(),
             tokenizer=tokenizer,
             now=now,
+            cache=self._assembly_cache,
         )
         # bytes/4 costs a length per unit; an exact tokenizer encodes whole layers, which can
         # take a noticeable time on large workspaces: then keep the event loop free.
@@ -406,7 +416,7 @@ class Harness:
         tools = given["tools"]
         checks = as_checks(tools) if tools else ()
         if checks:  # a layout without the tools layer refuses them
-            layers["tools"] = tools_layer(checks, LAYERS)
+            layers["tools"] = tools_layer(checks, tuple(spec.name for spec in self.config.layout))
         prompt = await self._assemble(layers, merged, chosen, now)
         warnings = [*instruction_set.warnings, *project_context.warnings]
         warnings.extend(_emptied_by_budget(prompt))
@@ -503,8 +513,8 @@ def _emptied_by_budget(prompt: AssembledPrompt) -> list[str]:
 
 
 def _check_tokenizer_file(spec: str) -> None:
-    reference = spec.removeprefix("tiktoken:")
-    if reference != spec and looks_like_path(reference) and not Path(reference).is_file():
+    file = parse_tokenizer_spec(spec).rank_file
+    if file is not None and not file.is_file():
         raise ConfigError(
             f"tokenizer {spec!r}: no such rank file (a relative path in a config file is "
             "relative to that file)"

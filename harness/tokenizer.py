@@ -7,11 +7,6 @@ says whether it is an estimate, so reports never pass a guess off as a measureme
     from harness.tokenizer import ApproximateTokenizer
 
     assert ApproximateTokenizer().count("hello world") == 3  # ceil(11 bytes / 4)
-
-Design notes: ``TiktokenTokenizer`` counts through tiktoken's native id buffer rather than a
-Python list, so counting megabytes in a worker thread never holds the GIL for long (an event
-loop beside it keeps its pace; ``benchmarks/stall.py`` measures it), and truncation turns only
-the kept prefix into ids. Encodings are loaded by :mod:`harness.encodings`.
 """
 
 from __future__ import annotations
@@ -21,7 +16,9 @@ import re
 import struct
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, Protocol, Self, TypeAlias, runtime_checkable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, Protocol, Self, TypeAlias, runtime_checkable
 
 import cachetools
 
@@ -41,7 +38,10 @@ __all__ = [
     "TiktokenTokenizer",
     "Tokenizer",
     "TokenizerLoadError",
+    "TokenizerSpec",
     "looks_like_path",
+    "parse_tokenizer_spec",
+    "resolve_tokenizer_spec",
 ]
 
 
@@ -194,6 +194,25 @@ def _pieces(text: str, size: int | None) -> Iterator[tuple[int, int]]:
         yield start, length
 
 
+# The only two reads of tiktoken internals (it has no public call for either). Each is one
+# function, tested to still find its attribute (tests/tokenizer), and pyproject.toml bounds
+# tiktoken's version from above; without the attribute the tokenizer stays exact, only slower
+# (a Python list of ids, or long texts encoded whole).
+
+
+def _buffer_encoder(encoding: tiktoken.Encoding) -> Callable[[str, frozenset[str]], Any] | None:
+    """``encoding._core_bpe.encode_to_tiktoken_buffer`` (what ``Encoding.encode_to_numpy``
+    calls), or None."""
+    found = getattr(getattr(encoding, "_core_bpe", None), "encode_to_tiktoken_buffer", None)
+    return found if callable(found) else None
+
+
+def _split_pattern(encoding: tiktoken.Encoding) -> str | None:
+    """``encoding._pat_str``, the encoding's split pattern, or None."""
+    found = getattr(encoding, "_pat_str", None)
+    return found if isinstance(found, str) else None
+
+
 def _ordinary_ids(encoding: tiktoken.Encoding) -> Callable[[str], Sequence[int]]:
     """``encoding.encode_ordinary`` without the Python list of ids, where tiktoken allows it.
 
@@ -209,8 +228,7 @@ def _ordinary_ids(encoding: tiktoken.Encoding) -> Callable[[str], Sequence[int]]
     """
     import tiktoken
 
-    core = getattr(encoding, "_core_bpe", None)
-    to_buffer = getattr(core, "encode_to_tiktoken_buffer", None)
+    to_buffer = _buffer_encoder(encoding)
     if (
         to_buffer is None
         or type(encoding).encode_ordinary is not tiktoken.Encoding.encode_ordinary
@@ -268,7 +286,7 @@ class TiktokenTokenizer:
         self.encoding = enc
         self.name = f"tiktoken:{enc.name}"
         self._ids = _ordinary_ids(enc)
-        splittable = getattr(enc, "_pat_str", None) in SPLITTABLE_PATTERNS
+        splittable = _split_pattern(enc) in SPLITTABLE_PATTERNS
         self._piece_chars: int | None = _PIECE_CHARS if splittable else None
         # Bounded by total characters held, so a few huge texts cannot pin unbounded memory.
         # Entries are (count, weight): cachetools weighs values, and the weight is the key's.
@@ -403,3 +421,73 @@ _Rebuild: TypeAlias = "Callable[[tiktoken.Encoding, int], TiktokenTokenizer]"
 
 def _rebuild_tiktoken(encoding: tiktoken.Encoding, cache_chars: int) -> TiktokenTokenizer:
     return TiktokenTokenizer(encoding, cache_chars=cache_chars)
+
+
+_SPEC = re.compile(r"approximate(?:\(bytes/([1-9][0-9]{0,5})\))?|tiktoken:(.+)", re.DOTALL)
+
+
+@dataclass(frozen=True, slots=True)
+class TokenizerSpec:
+    """A tokenizer named in text (a config file, ``--tokenizer``, a recorded manifest).
+
+    ``approximate`` (or ``approximate(bytes/N)``, as ``ApproximateTokenizer.name`` reads), or
+    ``tiktoken:NAME_OR_PATH`` with an encoding name or a ``.tiktoken`` rank file in
+    ``reference``; ``str(spec)`` is the text again. Parse one with :func:`parse_tokenizer_spec`.
+    """
+
+    kind: Literal["approximate", "tiktoken"]
+    bytes_per_token: int = 4
+    reference: str = ""
+
+    def __str__(self) -> str:
+        if self.kind == "tiktoken":
+            return f"tiktoken:{self.reference}"
+        return (
+            "approximate"
+            if self.bytes_per_token == 4
+            else f"approximate(bytes/{self.bytes_per_token})"
+        )
+
+    @property
+    def rank_file(self) -> Path | None:
+        """The rank file a ``tiktoken:`` spec names, None for an encoding name."""
+        if self.kind == "tiktoken" and looks_like_path(self.reference):
+            return Path(self.reference)
+        return None
+
+    def build(self) -> Tokenizer:
+        """The tokenizer (tiktoken is imported only for a ``tiktoken:`` spec)."""
+        if self.kind == "tiktoken":
+            return TiktokenTokenizer(self.reference)
+        return ApproximateTokenizer(self.bytes_per_token)
+
+
+def parse_tokenizer_spec(spec: str) -> TokenizerSpec:
+    """The :class:`TokenizerSpec` ``spec`` names; ``ArgumentError`` (a ``ValueError``) if none.
+
+    ::
+
+        assert parse_tokenizer_spec("tiktoken:cl100k_base").reference == "cl100k_base"
+    """
+    found = _SPEC.fullmatch(spec) if isinstance(spec, str) else None
+    if found is None:
+        raise ArgumentError(
+            f"{spec!r} is not a tokenizer: use 'approximate' or 'tiktoken:NAME_OR_PATH' "
+            "(e.g. 'tiktoken:cl100k_base')"
+        )
+    if found.group(2) is not None:
+        return TokenizerSpec("tiktoken", reference=found.group(2))
+    return TokenizerSpec("approximate", int(found.group(1) or 4))
+
+
+def resolve_tokenizer_spec(spec: str, base: str | os.PathLike[str]) -> str:
+    """``spec`` with a relative rank-file path made relative to ``base`` (the directory of
+    the config file that names it); any other text is returned as it is."""
+    try:
+        parsed = parse_tokenizer_spec(spec)
+    except ArgumentError:
+        return spec  # refused, with its message, where it is validated
+    file = parsed.rank_file
+    if file is None or file.is_absolute():
+        return spec
+    return str(TokenizerSpec("tiktoken", reference=str(Path(base) / file)))

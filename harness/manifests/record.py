@@ -25,8 +25,9 @@ sha256 the manifest already holds (nothing is hashed twice), and are stored once
 builds use them.
 Building a record is pure apart from the id's clock.
 A layer whose manifest is the very
-object of the previous record's (the assembler memoises them) reuses that record's dict:
-recorded manifests are never changed, so sharing is safe, and the codec then skips the layer.
+object of the previous record's (the assembler memoises them in the Harness's cache) reuses
+that record's dict (``AssembledPrompt.layer_dicts``): recorded manifests are never changed, so
+sharing is safe, and the codec then skips the layer.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ from typing import Any
 from harness._version import __version__
 from harness.errors import ArgumentError
 from harness.manifests.ids import new_manifest_id
-from harness.prompt_assembler import AssembledPrompt, LayerManifest
+from harness.prompt_assembler import AssembledPrompt
 
 __all__ = ["CONTEXT_FIELDS", "ManifestRecord", "harness_version"]
 
@@ -63,25 +64,6 @@ CONTEXT_FIELDS: tuple[str, ...] = (
 def harness_version() -> str:
     """The version of harness that records (``harness.__version__``)."""
     return __version__
-
-
-_last_layers: dict[str, tuple[LayerManifest, dict[str, Any]]] = {}
-"""Per layer name, the last layer manifest recorded and its dict: the assembler shares a
-layer's manifest between builds with equal inputs, and then so does the record (a recorded
-manifest is never changed afterwards, so its layer dicts may be shared)."""
-
-
-def _layer_dicts(layers: Sequence[LayerManifest]) -> list[dict[str, Any]]:
-    found = []
-    for layer in layers:
-        last = _last_layers.get(layer.name)
-        if last is not None and last[0] is layer:
-            found.append(last[1])
-        else:
-            data = layer.to_dict()
-            _last_layers[layer.name] = (layer, data)
-            found.append(data)
-    return found
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,7 +99,7 @@ class ManifestRecord:
         if requested_at.tzinfo is None:
             raise ArgumentError("requested_at must be timezone-aware (e.g. datetime.now(UTC))")
         typed = prompt.manifest_record()
-        manifest = typed.to_dict_with_layers(_layer_dicts(typed.layers))
+        manifest = typed.to_dict_with_layers(prompt.layer_dicts())
         units = prompt.input_units()
         texts: dict[str, str] = {}
         for layer in manifest["layers"]:

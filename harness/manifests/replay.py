@@ -17,14 +17,13 @@ Pure (no I/O): the store reads the manifest and the texts, this module re-runs `
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from harness.errors import HarnessError
 from harness.prompt_assembler import AssembledPrompt, Manifest, ManifestSchemaError, replay_inputs
-from harness.tokenizer import ApproximateTokenizer, TiktokenTokenizer, Tokenizer
+from harness.tokenizer import Tokenizer, parse_tokenizer_spec
 
 __all__ = ["Difference", "Replay", "ReplayError", "replay_manifest", "tokenizer_for"]
 
@@ -79,9 +78,6 @@ class Replay:
         }
 
 
-_APPROXIMATE = re.compile(r"approximate(?:\(bytes/([1-9][0-9]{0,5})\))?")
-
-
 def tokenizer_for(manifest: Mapping[str, Any]) -> Tokenizer:
     """The recorded tokenizer, rebuilt from its spec; ``ReplayError`` when it cannot be."""
     name = str(manifest.get("tokenizer"))
@@ -89,11 +85,11 @@ def tokenizer_for(manifest: Mapping[str, Any]) -> Tokenizer:
     for candidate in (spec, name):
         if not isinstance(candidate, str):
             continue
-        found = _APPROXIMATE.fullmatch(candidate)
-        if found is not None:
-            return ApproximateTokenizer(int(found.group(1) or 4))
-        if candidate.startswith("tiktoken:") and len(candidate) > len("tiktoken:"):
-            return TiktokenTokenizer(candidate.removeprefix("tiktoken:"))
+        try:
+            parsed = parse_tokenizer_spec(candidate)
+        except ValueError:
+            continue
+        return parsed.build()
     raise ReplayError(
         f"the build was assembled with tokenizer {name!r}, which harness cannot rebuild from "
         "its name: pass the same tokenizer, replay(manifest_id, tokenizer=...)"

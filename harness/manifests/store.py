@@ -36,7 +36,7 @@ from harness.manifests.record import ManifestRecord
 from harness.manifests.replay import Replay, replay_manifest
 from harness.manifests.sqlite import SqliteBackend
 from harness.stores import fits_text, register_store, store_factory, url_scheme
-from harness.tokenizer import Tokenizer
+from harness.tokenizer import Tokenizer, parse_tokenizer_spec
 
 __all__ = ["Backend", "ManifestStore"]
 
@@ -229,10 +229,18 @@ class ManifestStore:
             for entry in (*layer.get("units", ()), *layer.get("dropped_units", ()))
         ]
         texts = await self.texts(addresses)
-        if tokenizer is None and str(manifest.get("tokenizer_spec", "")).startswith("tiktoken:"):
+        if tokenizer is None and _exact(manifest.get("tokenizer_spec")):
             return await anyio.to_thread.run_sync(lambda: replay_manifest(manifest, texts))
         return replay_manifest(manifest, texts, tokenizer=tokenizer)
 
     async def diff(self, id_a: str, id_b: str) -> ManifestDiff:
         """What changed from build ``id_a`` to build ``id_b``, per layer."""
         return diff_manifests(await self.get(id_a), await self.get(id_b))
+
+
+def _exact(spec: object) -> bool:
+    """Whether a recorded spec names an exact tokenizer (rebuilt off the event loop)."""
+    try:
+        return isinstance(spec, str) and parse_tokenizer_spec(spec).kind == "tiktoken"
+    except ValueError:
+        return False

@@ -1,4 +1,4 @@
-"""The pure prompt assembler of ADR 0006: five ordered layers, each trimmed to its token budget.
+"""The pure prompt assembler: ordered layers (a layout), each trimmed to its token budget.
 
     from harness.prompt_assembler import Unit, assemble
 
@@ -11,33 +11,36 @@
     print(prompt.text)
     print(prompt.manifest()["layers"][1]["kept"])  # ['AGENTS.md']
 
-``assemble`` is a pure, synchronous function of its arguments: no I/O, no event loop, no global
-state. Every trimming decision is deterministic and reported (which units were kept, dropped or
-cut, and why), so a prompt can be explained and reproduced byte for byte from its manifest.
+``assemble`` is a pure, synchronous function of its arguments: no I/O, no event loop, nothing
+kept between calls (unless the caller passes its own ``AssemblyCache``). Every trimming
+decision is deterministic and reported (which units were kept, dropped or cut, and why), so a
+prompt can be explained and reproduced byte for byte from its manifest.
 
-The package's parts: ``values`` (layers, strategies, units, reports), ``render`` (attribution
-blocks and neutralisation), ``budgets`` (the one budget check), ``strategies`` (one module per
-trimming strategy, found through the ``Strategy`` enum), ``manifest`` (the typed, versioned
-manifest), ``prompt`` (``AssembledPrompt``) and ``assembly`` (``assemble`` itself).
+The package's parts, each importing only those before it: ``values`` (layers, strategies, units,
+reports), ``layout`` (layers as data), ``render`` (attribution blocks and neutralisation),
+``budgets`` (the one budget check), ``strategies`` (one module per trimming strategy, found
+through the ``Strategy`` enum), ``manifest`` (the typed, versioned manifest), ``cache`` (memos an
+owner of many builds keeps), ``prompt`` (``AssembledPrompt``), ``assembly`` (``assemble``
+itself) and ``replay`` (``assemble``'s arguments rebuilt from a manifest).
 """
 
 from __future__ import annotations
 
 from harness.prompt_assembler.assembly import assemble, merge_strategies
 from harness.prompt_assembler.budgets import BudgetError, check_envelope, merge_budgets
+from harness.prompt_assembler.cache import AssemblyCache
+from harness.prompt_assembler.layout import DEFAULT_LAYOUT, EXTENDED_LAYOUT, LayerSpec, Layout
 from harness.prompt_assembler.manifest import (
     SCHEMA_VERSION,
     DroppedUnitManifest,
     LayerManifest,
     Manifest,
     ManifestSchemaError,
-    ReplayInputs,
-    ReplayProblem,
     UnitManifest,
-    replay_inputs,
 )
 from harness.prompt_assembler.prompt import STALE, AssembledPrompt
 from harness.prompt_assembler.render import neutralise_unit_text, restore_unit_text
+from harness.prompt_assembler.replay import ReplayInputs, ReplayProblem, replay_inputs
 from harness.prompt_assembler.values import (
     AUTHORITY,
     DEFAULT_BUDGETS,
@@ -58,7 +61,9 @@ from harness.prompt_assembler.values import (
 __all__ = [
     "AUTHORITY",
     "DEFAULT_BUDGETS",
+    "DEFAULT_LAYOUT",
     "DEFAULT_STRATEGIES",
+    "EXTENDED_LAYOUT",
     "INSTRUCTION_LAYERS",
     "LAYERS",
     "LAYER_SEPARATOR",
@@ -67,12 +72,15 @@ __all__ = [
     "TRUNCATION_MARKER",
     "UNIT_SEPARATOR",
     "AssembledPrompt",
+    "AssemblyCache",
     "AssemblyError",
     "AssemblyTypeError",
     "BudgetError",
     "DroppedUnitManifest",
     "LayerManifest",
     "LayerReport",
+    "LayerSpec",
+    "Layout",
     "Manifest",
     "ManifestSchemaError",
     "ReplayInputs",

@@ -1,4 +1,4 @@
-"""``assemble``: five ordered layers, each trimmed to its token budget by its strategy.
+"""``assemble``: the layers of a layout, in order, each trimmed to its budget by its strategy.
 
     from harness.prompt_assembler import Unit, assemble
 
@@ -12,30 +12,38 @@
     assert prompt.layer("business_rules").kept == ("r2",)
     assert prompt.tokens == len(prompt.text.encode()) // 4 + (len(prompt.text.encode()) % 4 > 0)
 
-Design notes: pure and synchronous (no I/O, no event loop, no global state). With
-:class:`ApproximateTokenizer` the strategies work on UTF-8 byte lengths, which are additive,
-so every decision is exact and costs one length per unit examined (each strategy's optional
-``trim_bytes``). With any other tokenizer counts are not assumed additive: the general
-``trim`` verifies the final layer text with ``count``. The small-call fixed cost is kept low
-on purpose (issue 18): a duck-typed tokenizer check instead of the runtime-checkable
-protocol's ``isinstance``, and slotted reports.
+Pure and synchronous: no I/O, no event loop, and nothing kept between calls unless a caller
+passes its own :class:`~harness.prompt_assembler.AssemblyCache`.
 """
+
+# With ApproximateTokenizer the strategies work on UTF-8 byte lengths, which are additive, so
+# every decision is exact and costs one length per unit examined (each strategy's optional
+# ``trim_bytes``). With any other tokenizer counts are not assumed additive: the general
+# ``trim`` verifies the final layer text with ``count``. The tokenizer check is duck-typed (what
+# the runtime-checkable protocol checks, at a fraction of its cost): small calls are frequent.
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
-from typing import Any, cast
+from operator import attrgetter
+from typing import cast
 
 from harness.prompt_assembler.budgets import merge_budgets
-from harness.prompt_assembler.prompt import AssembledPrompt, LayerTrim
+from harness.prompt_assembler.cache import AssemblyCache
+from harness.prompt_assembler.layout import (
+    DEFAULT_LAYOUT,
+    LayerSpec,
+    Layout,
+    check_layout,
+    layout_budgets,
+    layout_names,
+    layout_strategies,
+)
+from harness.prompt_assembler.prompt import AssembledPrompt, LayerTrim, new_prompt
 from harness.prompt_assembler.strategies import LayerResult, implementation
 from harness.prompt_assembler.strategies.layer import byte_exact
 from harness.prompt_assembler.values import (
-    DEFAULT_BUDGETS,
-    DEFAULT_STRATEGIES,
-    INSTRUCTION_LAYERS,
     LAYER_SEPARATOR,
     LAYERS,
     AssemblyError,
@@ -43,91 +51,78 @@ from harness.prompt_assembler.values import (
     LayerReport,
     Strategy,
     Unit,
+    new_report,
     require_aware,
 )
 from harness.tokenizer import ApproximateTokenizer, Tokenizer, utf8_len
 
 __all__ = ["assemble", "merge_strategies"]
 
-_LAYER_NAMES = frozenset(LAYERS)
 _NO_UNITS: tuple[tuple[Unit, ...], tuple[str, ...], bool] = ((), (), True)
-_STR_UNITS: Mapping[str, Callable[[str], Unit]] = {
-    name: functools.partial(Unit, name) for name in LAYERS
-}
-"""The unit of a ``str`` layer: id the layer name (``partial`` skips keyword parsing)."""
 _EMPTY = LayerResult("", 0, 0, 0, [], nbytes=0)
 """What every strategy makes of a layer without units (shared: results are never mutated)."""
+_DEFAULT_NAMES = frozenset(LAYERS)
+_UNIT = frozenset({Unit})
+_TRUSTED = frozenset({"trusted"})
+_NO_AGE = frozenset({None})
+_id, _trust, _max_age = attrgetter("id"), attrgetter("trust"), attrgetter("max_age")
 
-_unit_id_descriptor: Any = Unit.__dict__["id"]  # the slot's member descriptor
-_UNIT_ID: Callable[[Unit], str] = _unit_id_descriptor.__get__
-"""``unit.id`` that raises TypeError unless ``unit`` is a Unit (subclasses pass), at C speed."""
-_unit_key_descriptor: Any = Unit.__dict__["_key"]
-_UNIT_KEY: Callable[[Unit], str | None] = _unit_key_descriptor.__get__
-"""``unit._key`` (its id when plain, else None), type-checked like ``_UNIT_ID``."""
+
+def _units(name: str, value: object) -> tuple[Unit, ...]:
+    """A layer's value as a tuple of Units (a ``str`` is one unit whose id is the layer name)."""
+    if isinstance(value, str):
+        return (Unit(name, value),)
+    if isinstance(value, Unit):
+        return (value,)
+    if not isinstance(value, Sequence):
+        raise AssemblyTypeError(
+            f"layer {name!r}: expected a str, a Unit or a sequence of Units, "
+            f"got {type(value).__name__}"
+        )
+    units = value if type(value) is tuple else tuple(value)
+    # One C-level pass per check: at hundreds of thousands of units every pass is
+    # memory-bound, and per-unit Python code would dominate the call.
+    if not set(map(type, units)) <= _UNIT:
+        for item in units:
+            if not isinstance(item, Unit):
+                raise AssemblyTypeError(
+                    f"layer {name!r}: expected Unit items, got {type(item).__name__}"
+                )
+    return cast(tuple[Unit, ...], units)
 
 
 def _normalise_layers(
-    layers: Mapping[str, str | Unit | Sequence[Unit]],
+    layers: Mapping[str, str | Unit | Sequence[Unit]], names: tuple[str, ...]
 ) -> dict[str, tuple[tuple[Unit, ...], tuple[str, ...], bool]]:
-    """Each layer as (units, their ids, whether all are plain), validated in as few passes
-    over the units as possible.
-
-    At hundreds of thousands of units every pass is memory-bound (the units outgrow the CPU
-    caches), so one C-level pass reads and type-checks every unit's ``_key`` (its id when it
-    is plain: trusted, no ``max_age``; else None) straight into a tuple, and one set build
-    both checks for duplicates and says whether any unit needs screening. Only a layer with
-    provenance to check (or a duplicate to name) takes a second pass, over the ids.
-    """
+    """Each layer of the layout as (units, their ids, whether none needs screening: all trusted
+    and without ``max_age``), validated; a duplicate id raises naming it."""
     if not isinstance(layers, Mapping):
         raise AssemblyTypeError(
             f"layers must be a mapping of layer name to units, got {type(layers)}"
         )
-    names = layers.keys()
-    unknown = () if names <= _LAYER_NAMES else sorted(map(str, names - _LAYER_NAMES))
+    known = _DEFAULT_NAMES if names is LAYERS else frozenset(names)
+    unknown = () if layers.keys() <= known else sorted(map(str, layers.keys() - known))
     if unknown:
-        raise AssemblyError(f"unknown layer(s) {', '.join(map(repr, unknown))}; known: {LAYERS}")
+        raise AssemblyError(
+            f"unknown layer(s) {', '.join(map(repr, unknown))}; the layout's layers: {names} "
+            "(use EXTENDED_LAYOUT, or add the layer to the layout)"
+        )
     result: dict[str, tuple[tuple[Unit, ...], tuple[str, ...], bool]] = {}
-    for name in LAYERS:
+    for name in names:
         value = layers.get(name)
-        units: tuple[Unit, ...]
         if value is None:
             result[name] = _NO_UNITS
             continue
-        if isinstance(value, str):
-            units = (_STR_UNITS[name](value),)
-        elif isinstance(value, Unit):
-            units = (value,)
-        elif isinstance(value, Sequence):
-            items = cast(Sequence[Unit], value)
-            units = items if type(items) is tuple else tuple(items)
-        else:
-            raise AssemblyTypeError(
-                f"layer {name!r}: expected a str, a Unit or a sequence of Units, "
-                f"got {type(value).__name__}"
-            )
-        try:
-            keys = tuple(map(_UNIT_KEY, units))
-        except TypeError:
-            for item in units:
-                if not isinstance(item, Unit):
-                    raise AssemblyTypeError(
-                        f"layer {name!r}: expected Unit items, got {type(item).__name__}"
-                    ) from None
-            raise
-        distinct = set(keys)
-        plain = len(distinct) == len(keys) and None not in distinct
-        if plain:
-            ids = cast(tuple[str, ...], keys)
-        else:  # some unit carries provenance to check, or two share an id
-            ids = _distinct_ids(name, units)
-            plain = None not in distinct
+        units = _units(name, value)
+        ids = _distinct_ids(name, units)
+        plain = set(map(_trust, units)) <= _TRUSTED and set(map(_max_age, units)) <= _NO_AGE
         result[name] = (units, ids, plain)
     return result
 
 
 def _distinct_ids(name: str, units: tuple[Unit, ...]) -> tuple[str, ...]:
     """The units' ids; a duplicate raises ``AssemblyError`` naming it."""
-    ids = tuple(map(_UNIT_ID, units))
+    ids: tuple[str, ...] = tuple(map(_id, units))
     if len(set(ids)) != len(ids):
         seen: set[str] = set()
         for unit_id in ids:
@@ -138,15 +133,19 @@ def _distinct_ids(name: str, units: tuple[Unit, ...]) -> tuple[str, ...]:
 
 
 def merge_strategies(
-    strategies: Mapping[str, Strategy | str] | None,
+    strategies: Mapping[str, Strategy | str] | None, *, layout: Layout = DEFAULT_LAYOUT
 ) -> Mapping[str, Strategy]:
-    """``strategies`` (partial) over the defaults; unknown layers or names raise."""
+    """``strategies`` (partial) over the layout's; unknown layers or names raise."""
+    defaults = layout_strategies(layout)
     if not strategies:
-        return DEFAULT_STRATEGIES
-    merged = dict(DEFAULT_STRATEGIES)
+        return defaults
+    merged = dict(defaults)
     for name, strategy in strategies.items():
-        if name not in LAYERS:
-            raise AssemblyError(f"strategy for unknown layer {name!r}; known: {LAYERS}")
+        if name not in merged:
+            known = layout_names(layout)
+            raise AssemblyError(
+                f"strategy for unknown layer {name!r}; the layout's layers: {known}"
+            )
         try:
             merged[name] = Strategy(strategy)
         except ValueError:
@@ -201,17 +200,18 @@ def _few(ids: Sequence[str]) -> str:
 
 
 def _screen(
-    name: str, units: tuple[Unit, ...], now: datetime | None
+    spec: LayerSpec, units: tuple[Unit, ...], now: datetime | None
 ) -> tuple[tuple[Unit, ...], tuple[int, ...] | None, str | None]:
-    """Refuse untrusted units in an instruction layer and drop stale ones (CONTRACT.md section
-    10): (fresh units, their indexes when some were stale, the note saying so)."""
-    if name in INSTRUCTION_LAYERS:
+    """Refuse untrusted units in an instruction layer and drop units older than their
+    ``max_age``: (fresh units, their indexes when some were stale, the note saying so)."""
+    name = spec.name
+    if spec.authority == "instruction":
         for unit in units:
             if unit.trust != "trusted":
                 raise AssemblyError(
                     f"layer {name!r}: unit {unit.id!r} is untrusted, and {name} is an instruction "
-                    "layer (identity and instruction_files carry instruction authority); put "
-                    "untrusted text in project_context, business_rules or task_state"
+                    "layer (its text carries instruction authority); put untrusted text in an "
+                    "information layer such as project_context, business_rules or task_state"
                 )
     stale: list[str] = []
     positions: list[int] = []
@@ -237,7 +237,7 @@ def _screen(
 
 
 def _layer(
-    name: str,
+    spec: LayerSpec,
     units: tuple[Unit, ...],
     ids: tuple[str, ...],
     plain: bool,
@@ -251,89 +251,75 @@ def _layer(
     """One layer: screened (trust, freshness), trimmed by its strategy, and reported."""
     fresh, positions, stale_note = units, None, None
     if not plain:
-        fresh, positions, stale_note = _screen(name, units, clock)
+        fresh, positions, stale_note = _screen(spec, units, clock)
     if not fresh:
         result = _EMPTY
     elif bpt is not None and (fast := implementation(strategy).trim_bytes) is not None:
         result = fast(fresh, budget * bpt, bpt, budget)
     else:
         result = implementation(strategy).trim(fresh, budget, tok)
-    start, stop = result.start, result.stop
-    if positions is None:
+    if positions is None and result.kept_at is None:  # the common case: one run kept
+        start, stop = result.start, result.stop
         kept, dropped = ids[start:stop], ids[:start] + ids[stop:]
         notes = tuple(result.notes)
     else:
-        kept_at = frozenset(positions[start:stop])
-        kept = tuple(ids[i] for i in positions[start:stop])
-        dropped = tuple(unit_id for i, unit_id in enumerate(ids) if i not in kept_at)
+        at: Sequence[int] = result.kept_indexes()
+        if positions is not None:
+            at = [positions[i] for i in at]
+        kept, dropped = tuple([ids[i] for i in at]), _others(ids, at)
         notes = (stale_note, *result.notes) if stale_note else tuple(result.notes)
-    # LayerReport(...) at a fraction of the cost: its frozen __init__ goes through
-    # object.__setattr__ per field; one update of its __dict__ does the same (it validates
-    # nothing, so nothing is skipped).
-    report: LayerReport = object.__new__(LayerReport)
-    report.__dict__.update(
-        name=name,
-        strategy=strategy,
-        budget=budget,
-        tokens=result.tokens,
-        estimated=estimated,
-        text=result.text,
-        kept=kept,
-        dropped=dropped,
-        truncated=result.truncated,
-        notes=notes,
+    report = new_report(
+        spec.name,
+        strategy,
+        budget,
+        result.tokens,
+        estimated,
+        result.text,
+        kept,
+        dropped,
+        result.truncated,
+        notes,
     )
     return report, (units, fresh, positions, result)
 
 
-def _new_prompt(
-    text: str,
-    reports: tuple[LayerReport, ...],
-    tokens: int,
-    estimated: bool,
-    tok: Tokenizer,
-    trims: tuple[LayerTrim, ...],
-    clock: datetime | None,
-) -> AssembledPrompt:
-    """``AssembledPrompt(...)`` at a fraction of the cost: a frozen dataclass's ``__init__``
-    goes through ``object.__setattr__`` per field; this one keeps a ``__dict__`` (for its
-    cached properties), filled in one update. It validates nothing, so nothing is skipped."""
-    prompt: AssembledPrompt = object.__new__(AssembledPrompt)
-    prompt.__dict__.update(
-        text=text,
-        layers=reports,
-        tokens=tokens,
-        estimated=estimated,
-        tokenizer_name=tok.name,
-        _tokenizer=tok,
-        _trims=trims,
-        _now=clock,
-    )
-    return prompt
+def _others(ids: tuple[str, ...], kept_at: Sequence[int]) -> tuple[str, ...]:
+    """The ids not at ``kept_at``, in order."""
+    kept = frozenset(kept_at)
+    return tuple([unit_id for i, unit_id in enumerate(ids) if i not in kept])
 
 
 def assemble(
     layers: Mapping[str, str | Unit | Sequence[Unit]],
     *,
+    layout: Layout = DEFAULT_LAYOUT,
     budgets: Mapping[str, int] | None = None,
     strategies: Mapping[str, Strategy | str] | None = None,
     tokenizer: Tokenizer | None = None,
     now: datetime | None = None,
+    cache: AssemblyCache | None = None,
 ) -> AssembledPrompt:
-    """Assemble the five layers into one prompt, each trimmed to its budget by its strategy.
+    """Assemble the layers of ``layout`` into one prompt, each trimmed to its budget by its
+    strategy, in layout order.
 
     Pure and deterministic: the same inputs give byte-identical text, digest and manifest,
     whatever the order of ``layers``. Missing layers are empty; a ``str`` layer is one unit whose
-    id is the layer name; ``budgets`` and ``strategies`` are partial and merge over the defaults.
+    id is the layer name; ``budgets`` and ``strategies`` are partial and merge over the
+    layout's. A layer name not in the layout raises ``ValueError`` naming the layout's layers.
     ``now`` (timezone-aware) is the clock for units with a ``max_age``: stale ones are dropped
-    before trimming with the reason ``stale``. Untrusted units in ``identity`` or
-    ``instruction_files`` raise ``ValueError``.
+    before trimming with the reason ``stale``. Untrusted units in an instruction layer
+    (``identity``, ``instruction_files``) raise ``ValueError``. ``cache``: memos shared with
+    other builds of the same owner (digests, layer manifests); without one nothing is kept.
     """
-    units_by_layer = _normalise_layers(layers)
-    merged_budgets = merge_budgets(budgets) if budgets else DEFAULT_BUDGETS
-    merged_strategies = merge_strategies(strategies)
+    layout = check_layout(layout)
+    names = layout_names(layout)
+    units_by_layer = _normalise_layers(layers, names)
+    merged_budgets = merge_budgets(budgets, layout=layout) if budgets else layout_budgets(layout)
+    merged_strategies = merge_strategies(strategies, layout=layout)
     tok = _check_tokenizer(_DEFAULT_TOKENIZER if tokenizer is None else tokenizer)
     clock = _check_now(now)
+    if cache is not None and not isinstance(cache, AssemblyCache):
+        raise AssemblyTypeError(f"cache must be an AssemblyCache, got {type(cache).__name__}")
     bpt = byte_exact(tok)
     estimated = bool(tok.estimated)
 
@@ -341,10 +327,11 @@ def assemble(
     trims: list[LayerTrim] = []
     texts: list[str] = []
     total_bytes = 0
-    for name in LAYERS:
+    for spec in layout:
+        name = spec.name
         units, ids, plain = units_by_layer[name]
         report, trim = _layer(
-            name,
+            spec,
             units,
             ids,
             plain,
@@ -368,4 +355,7 @@ def assemble(
         tokens = -(-total_bytes // bpt)
     else:
         tokens = tok.count(text)
-    return _new_prompt(text, tuple(reports), tokens, estimated, tok, tuple(trims), clock)
+    trimmed = tuple(trims)
+    return new_prompt(
+        text, tuple(reports), tokens, estimated, tok.name, tok, trimmed, clock, layout, cache, None
+    )

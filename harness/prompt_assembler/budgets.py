@@ -8,8 +8,8 @@ Config files, per-call ``budgets=`` and ``--budget`` on the command line all go 
     merged = merge_budgets({"identity": 800})
     assert merged["identity"] == 800 and merged["task_state"] == 2000
 
-Design notes: pure (no config import; the envelope is anything with the three fields), and
-every refusal is a :class:`BudgetError`, a ``ValueError`` and a ``HarnessError``.
+Every refusal is a :class:`BudgetError`, a ``ValueError`` and a ``HarnessError``; the
+envelope is anything with the three fields (this module imports no configuration).
 """
 
 from __future__ import annotations
@@ -17,7 +17,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Protocol
 
-from harness.prompt_assembler.values import DEFAULT_BUDGETS, LAYERS, AssemblyError
+from harness.prompt_assembler.layout import DEFAULT_LAYOUT, Layout, layout_budgets, layout_names
+from harness.prompt_assembler.values import AssemblyError
 
 __all__ = [
     "ENVELOPE_HINT",
@@ -72,21 +73,27 @@ def check_envelope(
 
 def merge_budgets(
     budgets: Mapping[str, int] | None,
-    base: Mapping[str, int] = DEFAULT_BUDGETS,
+    base: Mapping[str, int] | None = None,
     *,
+    layout: Layout = DEFAULT_LAYOUT,
     envelope: EnvelopeLike | None = None,
     hint: str = ENVELOPE_HINT,
 ) -> dict[str, int]:
-    """``budgets`` (partial) over ``base``, checked; with ``envelope``, the total must fit it.
+    """``budgets`` (partial) over ``base`` (default: the layout's own budgets), checked; with
+    ``envelope``, the total must fit it.
 
-    Unknown layers, values that are not ints (bools included) and negative values raise
-    :class:`BudgetError` naming the layer; so does a total over the envelope (with ``hint``).
+    Layers outside ``layout``, values that are not ints (bools included) and negative values
+    raise :class:`BudgetError` naming the layer; so does a total over the envelope (with
+    ``hint``).
     """
-    merged = dict(base)
+    merged = dict(layout_budgets(layout) if base is None else base)
     if budgets:
+        names = layout_names(layout)
         for name, budget in budgets.items():
-            if name not in LAYERS:
-                raise BudgetError(f"budget for unknown layer {name!r}; known: {LAYERS}")
+            if name not in names:
+                raise BudgetError(
+                    f"budget for unknown layer {name!r}; the layout's layers: {names}"
+                )
             if isinstance(budget, bool) or not isinstance(budget, int):
                 raise BudgetError(f"budget for layer {name!r} must be an int, got {budget!r}")
             if budget < 0:

@@ -1,49 +1,34 @@
 """The typed manifest: a versioned, immutable record of one assembly, with a JSON round trip.
 
 ``AssembledPrompt.manifest_record()`` returns a :class:`Manifest`; ``AssembledPrompt.manifest()``
-is its JSON-ready dict (CONTRACT.md sections 2 and 10). ``Manifest.from_json(m.to_json()) == m``,
-and :func:`replay_inputs` rebuilds ``assemble``'s arguments from a manifest and the unit texts::
+is its JSON-ready dict. ``Manifest.from_json(m.to_json()) == m``::
 
-    from harness.prompt_assembler import Manifest, assemble, replay_inputs
-    from harness.prompt_assembler.render import sha256
+    from harness.prompt_assembler import Manifest, assemble
 
-    prompt = assemble({"identity": "You are the reviewer."})
-    record = prompt.manifest_record()
+    record = assemble({"identity": "You are the reviewer."}).manifest_record()
     assert Manifest.from_json(record.to_json()) == record
-    inputs = replay_inputs(record, {sha256("You are the reviewer."): "You are the reviewer."})
-    assert inputs.problems == () and inputs.assemble().digest == prompt.digest
+    assert record.layers[0].units[0].id == "identity"
 
-Design notes: frozen slotted dataclasses holding JSON types (tuples for lists, an aware
+Records are frozen slotted dataclasses holding JSON types (tuples for lists, an aware
 ``datetime`` for ISO 8601 times), so equality is structural and a record can be hashed, stored
 and compared. Every input unit of a layer is recorded once, in ``units`` (kept) or
 ``dropped_units`` (with its reason), with its ``index`` among the layer's inputs, its
 provenance (trust, version, observed_at, max_age) and the sha256 of its text: that, the
-budgets, strategies, separators, tokenizer name and ``now`` are what a replay needs.
-``to_dict`` writes the schema version under ``manifest_version`` (the key the first release
-wrote); ``from_dict`` refuses a version it does not know with :class:`ManifestSchemaError`.
+budgets, strategies and authority of each layer, the separators, the tokenizer name and
+``now`` are what a replay needs (``harness.prompt_assembler.replay``). ``to_dict`` writes the
+schema version under ``manifest_version``; ``from_dict`` refuses a version it does not know
+with :class:`ManifestSchemaError`.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any
 
-from harness.prompt_assembler.render import sha256
-from harness.prompt_assembler.values import (
-    LAYER_SEPARATOR,
-    LAYERS,
-    TRUNCATION_MARKER,
-    UNIT_SEPARATOR,
-    AssemblyError,
-    Unit,
-)
-
-if TYPE_CHECKING:
-    from harness.prompt_assembler.prompt import AssembledPrompt
-    from harness.tokenizer import Tokenizer
+from harness.prompt_assembler.values import AssemblyError
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -51,10 +36,8 @@ __all__ = [
     "LayerManifest",
     "Manifest",
     "ManifestSchemaError",
-    "ReplayInputs",
-    "ReplayProblem",
     "UnitManifest",
-    "replay_inputs",
+    "iso_time",
 ]
 
 SCHEMA_VERSION = 2
@@ -65,25 +48,9 @@ class ManifestSchemaError(AssemblyError):
     """A manifest that is not of this schema (wrong version, missing or mistyped fields)."""
 
 
-_TIMES_HELD = 256
-_times: dict[int, tuple[datetime, str]] = {}
-"""Recently formatted datetimes by identity (with the object, so a reused id never matches):
-a build's units share their times, and a manifest formats each time more than once."""
-
-
 def iso_time(value: datetime | None) -> str | None:
-    """``value.isoformat()`` (None for None); a datetime object formatted lately is not
-    formatted again."""
-    if value is None:
-        return None
-    entry = _times.get(id(value))
-    if entry is not None and entry[0] is value:
-        return entry[1]
-    text = value.isoformat()
-    if len(_times) >= _TIMES_HELD:
-        _times.clear()  # races with another thread only cost a format
-    _times[id(value)] = (value, text)
-    return text
+    """``value.isoformat()``, None for None."""
+    return None if value is None else value.isoformat()
 
 
 def _parse_time(value: str | None) -> datetime | None:
@@ -328,114 +295,3 @@ class Manifest:
         except ValueError as exc:
             raise ManifestSchemaError(f"a manifest must be JSON: {exc}") from None
         return cls.from_dict(data)
-
-
-# --------------------------------------------------------------------------------------------
-# Replay
-
-
-@dataclass(frozen=True, slots=True)
-class ReplayProblem:
-    """Why a replay cannot be trusted to match: a unit's text is ``missing`` or ``tampered``
-    (its sha256 is not its address), or the record's ``format`` (separators, marker, layer
-    order) is not the one this harness renders."""
-
-    kind: Literal["missing", "tampered", "format"]
-    layer: str | None
-    unit: str | None
-    sha256: str | None
-    detail: str
-
-
-@dataclass(frozen=True, slots=True)
-class ReplayInputs:
-    """``assemble``'s arguments rebuilt from a manifest: ``assemble(**inputs.arguments())``."""
-
-    layers: Mapping[str, tuple[Unit, ...]]
-    budgets: Mapping[str, int]
-    strategies: Mapping[str, str]
-    now: datetime | None
-    tokenizer_name: str
-    problems: tuple[ReplayProblem, ...] = field(default=())
-
-    def arguments(self) -> dict[str, Any]:
-        """Keyword arguments for ``assemble`` (the tokenizer excepted: pass it yourself)."""
-        return {
-            "layers": dict(self.layers),
-            "budgets": dict(self.budgets),
-            "strategies": dict(self.strategies),
-            "now": self.now,
-        }
-
-    def assemble(self, tokenizer: Tokenizer | None = None) -> AssembledPrompt:
-        """Re-run ``assemble``; ``tokenizer`` must count as the recorded one did (default:
-        ``ApproximateTokenizer()``). Compare the result's ``digest`` with the record's."""
-        from harness.prompt_assembler.assembly import assemble
-
-        return assemble(**self.arguments(), tokenizer=tokenizer)
-
-
-def _format_problems(manifest: Manifest) -> list[ReplayProblem]:
-    expected = (LAYERS, LAYER_SEPARATOR, UNIT_SEPARATOR, TRUNCATION_MARKER)
-    found = (
-        manifest.layer_order,
-        manifest.layer_separator,
-        manifest.unit_separator,
-        manifest.truncation_marker,
-    )
-    if found == expected:
-        return []
-    detail = "the record's layer order, separators or truncation marker differ from this harness's"
-    return [ReplayProblem("format", None, None, None, detail)]
-
-
-def _replay_layer(
-    layer: LayerManifest, texts: Mapping[str, str], problems: list[ReplayProblem]
-) -> tuple[Unit, ...]:
-    units: list[Unit] = []
-    for entry in layer.inputs():
-        address = entry.sha256
-        text = texts.get(address)
-        if text is None:
-            detail = f"no text stored under {address}"
-            problems.append(ReplayProblem("missing", layer.name, entry.id, address, detail))
-            continue
-        if sha256(text) != address:
-            detail = f"the text stored under {address} has another sha256"
-            problems.append(ReplayProblem("tampered", layer.name, entry.id, address, detail))
-        try:
-            unit = Unit(
-                entry.id,
-                text,
-                entry.source,
-                trust="untrusted" if entry.trust == "untrusted" else "trusted",
-                version=entry.version,
-                observed_at=entry.observed_at,
-                max_age=entry.max_age,
-            )
-        except (AssemblyError, TypeError) as exc:
-            problems.append(ReplayProblem("format", layer.name, entry.id, address, str(exc)))
-            continue
-        units.append(unit)
-    return tuple(units)
-
-
-def replay_inputs(manifest: Manifest, texts: Mapping[str, str]) -> ReplayInputs:
-    """Rebuild ``assemble``'s arguments from ``manifest`` and ``texts`` (sha256 hex -> text).
-
-    Pure and never raising for bad data: a text missing from ``texts`` leaves its unit out, and
-    one whose sha256 is not its address is used as found; both are listed in ``problems`` (as
-    is a record whose separators, marker or layer order differ from this harness's), so the
-    caller reports them instead of a silent mismatch. Units come back in input order with their
-    recorded provenance; budgets, strategies and ``now`` are the recorded ones.
-    """
-    problems = _format_problems(manifest)
-    layers = {layer.name: _replay_layer(layer, texts, problems) for layer in manifest.layers}
-    return ReplayInputs(
-        layers=layers,
-        budgets=manifest.budgets(),
-        strategies=manifest.strategies(),
-        now=manifest.now,
-        tokenizer_name=manifest.tokenizer,
-        problems=tuple(problems),
-    )

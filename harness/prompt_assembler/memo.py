@@ -9,12 +9,6 @@
         value = 42
         memo.put("key", value, size=3)
     assert memo.get("key") == 42
-
-Design notes: the memo only ever answers a key with the value it was given for an equal key,
-so it is correct for pure functions of its key (a text's sha256, a layer's manifest built from
-values that are all in its key). It holds at most ``max_size`` (the sum of the sizes given to
-``put``, e.g. characters of text); the oldest entries go first (FIFO: inserts are rare, as
-values repeat from build to build). Reads take no lock (one dict lookup); writes take one.
 """
 
 from __future__ import annotations

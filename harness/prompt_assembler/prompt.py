@@ -7,19 +7,16 @@
     assert prompt.manifest()["digest"] == prompt.digest
     print(repr(prompt))  # one summary line, not the whole prompt
 
-Design notes: the digest and the manifest are computed on first access and reused; what the
-manifest needs beyond the reports (every layer's units and how its strategy trimmed them) is
-kept privately here, so building a prompt costs nothing for a manifest nobody reads. A recorded
-build reads it every time, so it is built from what the assembly already has: the kept units'
-renderings (counted, not rendered again), texts hashed through a bounded memo, and, with a
-byte-exact tokenizer, whole layer manifests memoised by everything they are made of (a layer
-repeats from build to build; manifests are immutable, so equal inputs share one).
-``tests/core/test_manifest_reference.py`` checks the result byte for byte against a manifest
-built the slow way.
+The digest and the manifest are computed on first access and reused, so building a prompt
+costs nothing for a manifest nobody reads. A recorded build reads it every time, so it is built
+from what the assembly already has: the kept units' renderings (counted, not rendered again)
+and, when ``assemble`` was given an :class:`~harness.prompt_assembler.AssemblyCache`, texts
+hashed and whole layer manifests memoised there (a layer repeats from build to build).
 """
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -27,28 +24,27 @@ from datetime import datetime
 from functools import cached_property
 from typing import Any
 
+from harness.prompt_assembler.cache import AssemblyCache
+from harness.prompt_assembler.layout import DEFAULT_LAYOUT, Layout, layout_names
 from harness.prompt_assembler.manifest import (
     DroppedUnitManifest,
     LayerManifest,
     Manifest,
     UnitManifest,
-    iso_time,
 )
-from harness.prompt_assembler.memo import Memo
-from harness.prompt_assembler.render import kept_chars, render, sha256, text_sha256
+from harness.prompt_assembler.render import kept_chars, render, sha256
 from harness.prompt_assembler.strategies.layer import LayerResult, byte_exact
 from harness.prompt_assembler.values import (
-    AUTHORITY,
     LAYER_SEPARATOR,
-    LAYERS,
     TRUNCATION_MARKER,
     UNIT_SEPARATOR,
     LayerReport,
     Unit,
+    fast_new,
 )
 from harness.tokenizer import Tokenizer, utf8_len
 
-__all__ = ["STALE", "AssembledPrompt", "LayerTrim"]
+__all__ = ["STALE", "AssembledPrompt", "LayerTrim", "new_prompt"]
 
 STALE = "stale"
 """The reason recorded for a unit dropped because it was older than its ``max_age``."""
@@ -71,6 +67,8 @@ class AssembledPrompt:
     _tokenizer: Tokenizer = field(compare=False, kw_only=True)
     _trims: tuple[LayerTrim, ...] = field(default=(), compare=False, kw_only=True)
     _now: datetime | None = field(default=None, compare=False, kw_only=True)
+    _layout: Layout = field(default=DEFAULT_LAYOUT, compare=False, kw_only=True)
+    _cache: AssemblyCache | None = field(default=None, compare=False, kw_only=True)
     manifest_id: str | None = field(default=None, kw_only=True)  # set by a recording Harness
 
     def __repr__(self) -> str:
@@ -103,10 +101,11 @@ class AssembledPrompt:
         for report in self.layers:
             if report.name == name:
                 return report
-        raise KeyError(f"unknown layer {name!r}; layers are {', '.join(LAYERS)}")
+        known = ", ".join(layout_names(self._layout))
+        raise KeyError(f"unknown layer {name!r}; layers are {known}")
 
     def input_units(self) -> dict[str, tuple[Unit, ...]]:
-        """Every layer's input units, kept or dropped, in input order (``LAYERS`` order)."""
+        """Every layer's input units, kept or dropped, in input order (layout order)."""
         return {
             report.name: tuple(trim[0])
             for report, trim in zip(self.layers, self._trims, strict=True)
@@ -115,6 +114,14 @@ class AssembledPrompt:
     def manifest_record(self) -> Manifest:
         """The typed manifest (computed on first call, then reused)."""
         return self._record
+
+    def layer_dicts(self) -> list[dict[str, Any]]:
+        """Each layer's manifest as a dict, in layout order; with a cache, a layer equal to one
+        of an earlier build shares that build's dict (never change them)."""
+        layers, cache = self._record.layers, self._cache
+        if cache is None:
+            return [layer.to_dict() for layer in layers]
+        return [cache.layer_dict(layer) for layer in layers]
 
     def manifest(self) -> dict[str, Any]:
         """A JSON-serialisable record of the assembly (a fresh copy on every call).
@@ -127,17 +134,26 @@ class AssembledPrompt:
         return result
 
 
+new_prompt: Callable[..., AssembledPrompt] = fast_new(AssembledPrompt)
+"""``AssembledPrompt(...)`` with every field given positionally (``manifest_id`` last)."""
+
+
 def _layer_manifest(
-    report: LayerReport, trim: LayerTrim, count: Callable[[str], int], bpt: int | None
+    report: LayerReport,
+    trim: LayerTrim,
+    count: Callable[[str], int],
+    bpt: int | None,
+    authority: str,
+    text_sha256: Callable[[str], str],
 ) -> LayerManifest:
     """The layer's manifest, from what the assembly already has: the kept units' renderings
     (``result.rendered``, one per kept unit, in order) are counted, not rendered again (with
-    ``bpt``, counts are ceil(UTF-8 bytes / bpt), inline), and texts are hashed through the
-    memo (``text_sha256``). It runs for every recorded build, once per unit: kept in one
-    function with local names (no per-unit calls), hence its length."""
+    ``bpt``, counts are ceil(UTF-8 bytes / bpt), inline), and texts are hashed through
+    ``text_sha256`` (a cache's memo, or plain). It runs for every recorded build, once per
+    unit: kept in one function with local names (no per-unit calls), hence its length."""
     units, _, stale_positions, result = trim
     positions: Sequence[int] = range(len(units)) if stale_positions is None else stale_positions
-    kept_at = positions[result.start : result.stop]
+    kept_at = [positions[i] for i in result.kept_indexes()]
     renderings: Sequence[str | None] = result.rendered
     if len(renderings) != len(kept_at):  # not one per kept unit: render them here
         renderings = [None] * len(kept_at)
@@ -186,7 +202,7 @@ def _layer_manifest(
     ]
     return LayerManifest(
         name=report.name,
-        authority=AUTHORITY[report.name],
+        authority=authority,
         strategy=str(report.strategy),
         budget=report.budget,
         tokens=report.tokens,
@@ -200,10 +216,6 @@ def _layer_manifest(
     )
 
 
-_LAYERS_MEMO: Memo[tuple[Any, ...], LayerManifest] = Memo(max_size=4 * 1024 * 1024)
-"""Layer manifests by everything they are built from (size: characters of unit text, plus
-``_ENTRY_COST`` per layer and unit for the objects: at most a few thousand layers)."""
-_ENTRY_COST = 512
 _MEMO_UNITS = 64
 """Layers of more units are built every time (their keys would cost what they save)."""
 
@@ -213,13 +225,13 @@ def _layer_key(report: LayerReport, trim: LayerTrim, bpt: int) -> tuple[Any, ...
 
     The report's fields, the strategy's cut (which units it kept, the cut rendering, the drop
     reason), the stale positions, and per unit every field its entry is made of (its time as
-    text: equal datetimes of different offsets format differently)."""
+    with its offset: equal datetimes of different offsets format differently)."""
     units, _, stale_positions, result = trim
     if len(units) > _MEMO_UNITS:
         return None
     unit_keys = tuple(
         [
-            (u.id, u.text, u.source, u.trust, u.version, iso_time(u.observed_at), u.max_age)
+            (u.id, u.text, u.source, u.trust, u.version, _moment(u.observed_at), u.max_age)
             for u in units
         ]
     )
@@ -236,6 +248,7 @@ def _layer_key(report: LayerReport, trim: LayerTrim, bpt: int) -> tuple[Any, ...
         report.notes,
         result.start,
         result.stop,
+        result.kept_at,
         result.truncated,
         result.drop_reason,
         stale_positions,
@@ -244,40 +257,42 @@ def _layer_key(report: LayerReport, trim: LayerTrim, bpt: int) -> tuple[Any, ...
     )
 
 
-def _memo_layer_manifest(
-    report: LayerReport, trim: LayerTrim, count: Callable[[str], int], bpt: int
-) -> LayerManifest:
-    """``_layer_manifest`` of a byte-exact layer, memoised: layers repeat from build to build
-    (a manifest is immutable, so the one built for equal inputs is shared)."""
-    key = _layer_key(report, trim, bpt)
-    if key is None:
-        return _layer_manifest(report, trim, count, bpt)
-    layer = _LAYERS_MEMO.get(key)
-    if layer is None:
-        layer = _layer_manifest(report, trim, count, bpt)
-        units = trim[0]
-        size = sum([len(unit.text) for unit in units]) + _ENTRY_COST * (len(units) + 1)
-        _LAYERS_MEMO.put(key, layer, size)
-    return layer
+def _moment(value: datetime | None) -> tuple[datetime, object] | None:
+    """A time as its manifest entry depends on it: equal datetimes of equal offsets format
+    alike."""
+    return None if value is None else (value, value.utcoffset())
 
 
 def _build_manifest(prompt: AssembledPrompt) -> Manifest:
-    tokenizer = prompt._tokenizer
+    tokenizer, cache = prompt._tokenizer, prompt._cache
     count, bpt = tokenizer.count, byte_exact(tokenizer)
+    digest = sha256 if cache is None else cache.text_sha256
+    layers = []
+    for spec, report, trim in zip(prompt._layout, prompt.layers, prompt._trims, strict=True):
+        key = None if cache is None or bpt is None else _layer_key(report, trim, bpt)
+        if cache is None or key is None:
+            layers.append(_layer_manifest(report, trim, count, bpt, spec.authority, digest))
+            continue
+        units = trim[0]
+        layers.append(
+            cache.layer_manifest(
+                (key, spec.authority),
+                sum([len(unit.text) for unit in units]),
+                len(units),
+                functools.partial(
+                    _layer_manifest, report, trim, count, bpt, spec.authority, digest
+                ),
+            )
+        )
     return Manifest(
         digest=prompt.digest,
         tokens=prompt.tokens,
         estimated=prompt.estimated,
         tokenizer=prompt.tokenizer_name,
-        layer_order=LAYERS,
+        layer_order=layout_names(prompt._layout),
         layer_separator=LAYER_SEPARATOR,
         unit_separator=UNIT_SEPARATOR,
         truncation_marker=TRUNCATION_MARKER,
-        layers=tuple(
-            _layer_manifest(report, trim, count, None)
-            if bpt is None
-            else _memo_layer_manifest(report, trim, count, bpt)
-            for report, trim in zip(prompt.layers, prompt._trims, strict=True)
-        ),
+        layers=tuple(layers),
         now=prompt._now,
     )

@@ -13,7 +13,7 @@ first, so it can never open or close a block or a boundary::
     assert render(Unit("u", hostile, source="a.md")).count("</context>") == 1
     assert restore_unit_text(neutralise_unit_text(hostile)) == hostile
 
-Design notes: any ``<`` that starts ``[\\\\]*[/]context`` or ``[\\\\]*[/]untrusted`` (any letter
+The escaping: any ``<`` that starts ``[\\\\]*[/]context`` or ``[\\\\]*[/]untrusted`` (any letter
 case) gets one more backslash after it (``</context>`` becomes ``<\\\\/context>``). The escaping
 is visible and reversible, and no prefix of an escaped text (as truncation leaves) can form the
 markup either.
@@ -24,7 +24,6 @@ from __future__ import annotations
 import hashlib
 import re
 
-from harness.prompt_assembler.memo import Memo
 from harness.prompt_assembler.values import TRUNCATION_MARKER, Unit
 
 __all__ = [
@@ -39,7 +38,6 @@ __all__ = [
     "restore_unit_text",
     "sha256",
     "tags",
-    "text_sha256",
     "untrusted_open_tag",
 ]
 
@@ -127,25 +125,3 @@ def kept_chars(unit: Unit, rendered: str) -> int:
 def sha256(text: str) -> str:
     """sha256 hex of ``text`` as UTF-8 (lone surrogates passed through, never raising)."""
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-
-
-_MEMO_LONGEST = 256 * 1024
-"""Longer texts are hashed every time (hashing dominates their cost; they would crowd the memo)."""
-_memo: Memo[str, str] = Memo(max_size=8 * 1024 * 1024)
-"""Digests by text (size: characters, plus ``_ENTRY_COST`` each: at most 128 Ki entries)."""
-_ENTRY_COST = 64
-
-
-def text_sha256(text: str) -> str:
-    """:func:`sha256` of a unit's text, memoised by value (``harness.prompt_assembler.memo``,
-    at most 8 Mi characters held): unit texts repeat from build to build.
-
-    The memo answers a text only with its own digest, so it can never answer for another
-    text; replay checks stored texts with the plain :func:`sha256`.
-    """
-    digest = _memo.get(text)
-    if digest is None:
-        digest = sha256(text)
-        if len(text) <= _MEMO_LONGEST:
-            _memo.put(text, digest, len(text) + _ENTRY_COST)
-    return digest

@@ -7,21 +7,25 @@ Everything here is a plain immutable value::
     rule = Unit("refunds", "Refunds above $500 need finance approval.", source="rules.md")
     assert LAYERS[0] == "identity" and Strategy("truncate_tail") is Strategy.TRUNCATE_TAIL
 
-Design notes: ``LayerReport`` is a frozen dataclass built once per layer per call, so its
-construction sits on the small-call fast path (issue 18): ``assemble`` fills its ``__dict__``
-in one call instead of running the frozen ``__init__`` (one ``object.__setattr__`` per field).
-What the lazy manifest needs beyond the report lives in the prompt (``prompt.py``), not here.
+What the lazy manifest needs beyond a layer's report lives in the prompt (``prompt.py``).
 """
+
+# ``fast_new`` exists because a frozen dataclass's ``__init__`` sets each field through
+# ``object.__setattr__``: for the reports and the prompt built on every call that is most of
+# a small call's cost (``benchmarks/assemble.py``, row 0). It fills the instance's ``__dict__``
+# in one update instead, from every field by name (generated from the fields: a field added
+# later and not passed raises), and refuses a class that validates in ``__post_init__``.
+# ``tests/prompt_assembler/test_assembler_package.py`` checks that it equals the constructor.
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
-from dataclasses import KW_ONLY, dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import KW_ONLY, dataclass, fields
 from datetime import datetime
 from enum import StrEnum
 from types import MappingProxyType
-from typing import Literal
+from typing import Literal, TypeVar, cast
 
 from harness.errors import HarnessError
 
@@ -40,8 +44,11 @@ __all__ = [
     "Strategy",
     "Trust",
     "Unit",
+    "fast_new",
     "require_aware",
 ]
+
+T = TypeVar("T")
 
 LAYERS: tuple[str, ...] = (
     "identity",
@@ -70,6 +77,7 @@ class Strategy(StrEnum):
     DROP_WHOLE_UNITS = "drop_whole_units"
     TRUNCATE_TAIL = "truncate_tail"
     KEEP_OR_DROP = "keep_or_drop"
+    FIT_WHOLE_UNITS = "fit_whole_units"
 
 
 DEFAULT_STRATEGIES: Mapping[str, Strategy] = MappingProxyType(
@@ -116,15 +124,12 @@ AUTHORITY: Mapping[str, str] = MappingProxyType(
 class Unit:
     """One indivisible piece of a layer; ``source`` (e.g. a file path) adds attribution.
 
-    Keyword-only provenance (CONTRACT.md section 10): ``trust`` (``"untrusted"`` text is shown
+    Keyword-only provenance: ``trust`` (``"untrusted"`` text is shown
     inside a data boundary and refused in the instruction layers), ``version`` (the source's
     revision or digest), ``observed_at`` (when it was read, timezone-aware) and ``max_age``
     (seconds after ``observed_at`` the unit stays fresh; needs ``observed_at``).
     """
 
-    _key: str | None = field(default=None, init=False, repr=False, compare=False)
-    """``id`` when the unit is plain (trusted, no ``max_age``: nothing for the assembler to
-    check), else None; first, so it shares the object's first cache line (see ``assembly``)."""
     id: str
     text: str
     source: str | None = None
@@ -152,8 +157,6 @@ class Unit:
             or self.version is not None
         ):
             self._check_provenance()
-        if self.trust == "trusted" and self.max_age is None:
-            object.__setattr__(self, "_key", self.id)
 
     def _check_provenance(self) -> None:
         if self.trust not in ("trusted", "untrusted"):
@@ -192,6 +195,25 @@ class Unit:
                 )
 
 
+def fast_new(cls: type[T]) -> Callable[..., T]:
+    """A constructor of the frozen dataclass ``cls`` taking every field positionally, in field
+    order, that gives what ``cls(...)`` gives at a fraction of the cost."""
+    if "__post_init__" in vars(cls) or "__slots__" in vars(cls):
+        raise TypeError(f"{cls.__name__} validates or has slots: build it with its constructor")
+    names = [f.name for f in fields(cls)]  # type: ignore[arg-type]
+    # Generated from the fields, as dataclasses generate ``__init__``: a call that misses a
+    # field raises TypeError (missing argument), and no field can be forgotten here.
+    source = (
+        f"def make({', '.join(names)}):\n"
+        "    made = new(cls)\n"
+        f"    made.__dict__.update({', '.join(f'{n}={n}' for n in names)})\n"
+        "    return made\n"
+    )
+    scope: dict[str, object] = {"new": object.__new__, "cls": cls}
+    exec(source, scope)
+    return cast(Callable[..., T], scope["make"])
+
+
 def require_aware(moment: datetime, what: str) -> None:
     """Raise ``AssemblyError`` unless ``moment`` is timezone-aware."""
     if moment.tzinfo is None or moment.utcoffset() is None:
@@ -217,3 +239,7 @@ class LayerReport:
     dropped: tuple[str, ...]
     truncated: bool
     notes: tuple[str, ...] = ()
+
+
+new_report: Callable[..., LayerReport] = fast_new(LayerReport)
+"""``LayerReport(...)`` with every field given positionally, at a fraction of the cost."""

@@ -7,8 +7,8 @@ paths (``/path/to/...``, ``path/to/repo``, ``/srv/checkouts/acme``, ``app.db``,
 ``engine.db``) are real copies of the shipped example; nothing else in a block is changed.
 The tests after the generic one check what particular blocks print: the quick start's output
 as shown, both hook examples, ``InstructionFiles``, the runtime, embedding, the REPL
-transcript and the command-line synopsis (``tests/core/test_readme_example.py`` covers the
-``assemble()`` example).
+transcript and the command-line synopsis
+(``tests/prompt_assembler/test_readme_example.py`` covers the ``assemble()`` example).
 """
 
 from __future__ import annotations

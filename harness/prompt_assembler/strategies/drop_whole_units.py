@@ -8,10 +8,6 @@ unit larger than the budget is discarded whole and the layer may end empty::
     rules = [Unit("old", "x" * 40), Unit("new", "y" * 40)]
     prompt = assemble({"business_rules": rules}, budgets={"business_rules": 10})
     assert prompt.layer("business_rules").kept == ("new",)
-
-Design notes: the byte path walks from the tail and stops at the first unit that does not fit,
-so the head is never rendered or measured. The general path does not assume counts are
-additive: per-unit counts estimate the cut and only verified counts of the joined text decide.
 """
 
 from __future__ import annotations

@@ -1,9 +1,10 @@
 """What a trimming strategy returns, and the notes and reasons every strategy shares.
 
 A strategy gets a layer's units and its budget and returns a :class:`LayerResult`: the layer's
-text, its token count, and which units survived (always one contiguous run
-``units[start:stop]``). ``notes`` say in words what was dropped or cut; ``drop_reason`` is the
-short reason the manifest records for every dropped unit::
+text, its token count, and which units survived: the run ``units[start:stop]``, or, for a
+strategy that keeps units here and there, their indexes in ``kept_at``. ``notes`` say in
+words what was dropped or cut; ``drop_reason`` is the short reason the manifest records for
+every dropped unit::
 
     from harness.prompt_assembler.strategies.layer import LayerResult, empty
 
@@ -22,6 +23,7 @@ from harness.tokenizer import ApproximateTokenizer, Tokenizer
 
 __all__ = [
     "REASON_AFTER_CUT",
+    "REASON_BUDGET",
     "REASON_HEAD",
     "REASON_LAYER",
     "REASON_NO_MARKER",
@@ -36,6 +38,7 @@ __all__ = [
     "truncate_note",
 ]
 
+REASON_BUDGET = "budget"
 REASON_HEAD = "discarded from the head until the rest fit the budget"
 REASON_AFTER_CUT = "after the truncation point"
 REASON_NO_MARKER = "not even the truncation marker fits the budget"
@@ -45,7 +48,8 @@ REASON_NO_ROOM = "not one character of the first unit fits beside the truncation
 
 @dataclass(slots=True)
 class LayerResult:
-    """One trimmed layer: kept units are ``units[start:stop]``, rendered as ``rendered``."""
+    """One trimmed layer: kept units are ``units[start:stop]`` (or those at ``kept_at``),
+    rendered as ``rendered``, one string per kept unit in order."""
 
     text: str
     tokens: int
@@ -56,6 +60,11 @@ class LayerResult:
     notes: list[str] = field(default_factory=list)
     nbytes: int = -1  # UTF-8 length of ``text``, when the byte path computed it
     drop_reason: str = ""  # why the dropped units are absent, for the manifest
+    kept_at: tuple[int, ...] | None = None  # the kept units' indexes, when not start:stop
+
+    def kept_indexes(self) -> Sequence[int]:
+        """Indexes of the kept units among the units the strategy got, in order."""
+        return range(self.start, self.stop) if self.kept_at is None else self.kept_at
 
 
 def byte_exact(tokenizer: Tokenizer) -> int | None:

@@ -9,11 +9,6 @@ later units are dropped. If not even the marker fits, the layer is empty::
     blob = Unit("overview", "word " * 5000, source=".AGENTS/overview.md")
     layer = assemble({"project_context": [blob]}).layer("project_context")
     assert layer.truncated and TRUNCATION_MARKER in layer.text
-
-Design notes: the byte path is exact and measures each unit once. The general path makes one
-``truncate`` pass over the whole rendering to find where the budget runs out, then shrinks
-until a verified count fits and grows in a few bounded steps into room a non-additive
-tokenizer left; only a window after the cut is re-tokenized, never a whole huge unit.
 """
 
 from __future__ import annotations

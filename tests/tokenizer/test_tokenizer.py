@@ -385,3 +385,60 @@ def test_a_repeated_truncation_is_memoised(cl100k_file: Path) -> None:
     assert len(encodes) >= 1  # ... which did encode
     encodes.clear()
     assert tokenizer.truncate(text, 500) == first and encodes == []
+
+
+# --- tiktoken internals and tokenizer specs --------------------------------------------------
+
+
+def test_the_two_tiktoken_internals_read_are_still_there(cl100k: TiktokenTokenizer) -> None:
+    # If tiktoken drops either attribute the tokenizer stays exact but turns slow: this test
+    # says so loudly, before a release raises tiktoken's upper bound in pyproject.toml.
+    from harness.encodings import SPLITTABLE_PATTERNS
+    from harness.tokenizer import _buffer_encoder, _split_pattern
+
+    assert _buffer_encoder(cl100k.encoding) is not None, "tiktoken lost encode_to_tiktoken_buffer"
+    assert _split_pattern(cl100k.encoding) in SPLITTABLE_PATTERNS, "tiktoken lost _pat_str"
+    assert cl100k._ids is not cl100k.encoding.encode_ordinary  # the buffer path is in use
+    assert cl100k._piece_chars is not None  # long texts are split
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "bpt", "reference"),
+    [
+        ("approximate", "approximate", 4, ""),
+        ("approximate(bytes/3)", "approximate", 3, ""),
+        ("tiktoken:cl100k_base", "tiktoken", 4, "cl100k_base"),
+        ("tiktoken:models/o200k_base.tiktoken", "tiktoken", 4, "models/o200k_base.tiktoken"),
+    ],
+)
+def test_one_parser_reads_every_tokenizer_spec(
+    text: str, kind: str, bpt: int, reference: str
+) -> None:
+    from harness.tokenizer import parse_tokenizer_spec
+
+    spec = parse_tokenizer_spec(text)
+    assert (spec.kind, spec.bytes_per_token, spec.reference, str(spec)) == (
+        kind,
+        bpt,
+        reference,
+        text,
+    )
+    assert (spec.rank_file is not None) == reference.endswith(".tiktoken")
+
+
+@pytest.mark.parametrize("text", ["", "tiktoken:", "approx", "approximate(bytes/0)", "cl100k"])
+def test_a_bad_tokenizer_spec_is_refused_saying_what_works(text: str) -> None:
+    from harness.tokenizer import parse_tokenizer_spec
+
+    with pytest.raises(ValueError, match="use 'approximate' or 'tiktoken:NAME_OR_PATH'"):
+        parse_tokenizer_spec(text)
+
+
+def test_a_relative_rank_file_is_resolved_against_its_config(tmp_path: Path) -> None:
+    from harness.tokenizer import resolve_tokenizer_spec
+
+    assert resolve_tokenizer_spec("tiktoken:r/cl100k_base.tiktoken", tmp_path) == (
+        f"tiktoken:{tmp_path / 'r/cl100k_base.tiktoken'}"
+    )
+    for unchanged in ("tiktoken:cl100k_base", "tiktoken:/abs/x.tiktoken", "approximate", "?"):
+        assert resolve_tokenizer_spec(unchanged, tmp_path) == unchanged

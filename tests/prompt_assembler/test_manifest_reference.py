@@ -2,7 +2,7 @@
 texts hashed through the memo, dicts built inline) is byte-identical to one built the slow
 way: every kept unit rendered again, every text hashed again, the provenance of each unit
 formatted on its own (the first release's ``_layer_manifest`` and ``to_dict``, kept here as
-the reference). CONTRACT.md sections 2, 10 and 11: ``prompt.manifest()`` must not change."""
+the reference): ``prompt.manifest()`` must not change, with an ``AssemblyCache`` or without."""
 
 from __future__ import annotations
 
@@ -25,14 +25,15 @@ from harness.prompt_assembler import (
     TRUNCATION_MARKER,
     UNIT_SEPARATOR,
     AssembledPrompt,
+    AssemblyCache,
     Manifest,
     Unit,
     assemble,
 )
-from harness.prompt_assembler import render as render_module
-from harness.prompt_assembler.render import kept_chars, render, text_sha256
-from tests.core.test_ledger import ledger_assemblies
-from tests.core.test_properties import Lumpy, assemblies
+from harness.prompt_assembler import cache as cache_module
+from harness.prompt_assembler.render import kept_chars, render
+from tests.prompt_assembler.test_ledger import ledger_assemblies
+from tests.prompt_assembler.test_properties import Lumpy, assemblies
 
 
 def reference_sha256(text: str) -> str:
@@ -52,7 +53,7 @@ def _provenance(unit: Unit, index: int) -> dict[str, Any]:
 def _reference_layer(report: Any, trim: Any, count: Callable[[str], int]) -> dict[str, Any]:
     units, _, stale_positions, result = trim
     positions: Sequence[int] = range(len(units)) if stale_positions is None else stale_positions
-    kept_at = positions[result.start : result.stop]
+    kept_at = [positions[i] for i in result.kept_indexes()]
     last = len(kept_at) - 1
     entries = []
     for n, index in enumerate(kept_at):
@@ -121,17 +122,22 @@ def reference_manifest(prompt: AssembledPrompt, tok: Tokenizer) -> dict[str, Any
 
 
 def check_against_reference(case: dict[str, Any], tok: Tokenizer) -> None:
-    prompt = assemble(**case, tokenizer=tok)
+    cache = AssemblyCache()
+    plain = assemble(**case, tokenizer=tok)
+    prompt = assemble(**case, tokenizer=tok, cache=cache)
     reference = reference_manifest(prompt, tok)
     text = json.dumps(reference, ensure_ascii=False, sort_keys=True)
     assert prompt.manifest_record().to_json() == text
     assert json.dumps(prompt.manifest(), ensure_ascii=False, sort_keys=True) == text
+    assert plain.manifest_record().to_json() == text
     # Key order too (to_dict is public): the same dicts, in the same order.
     assert json.dumps(prompt.manifest_record().to_dict(), ensure_ascii=False) == json.dumps(
         reference, ensure_ascii=False
     )
     # A second, equal assembly (texts now answered by the memo) gives the same bytes.
-    assert assemble(**case, tokenizer=tok).manifest_record().to_json() == text
+    again = assemble(**case, tokenizer=tok, cache=cache)
+    assert again.manifest_record().to_json() == text
+    assert again.layer_dicts() == [layer.to_dict() for layer in again.manifest_record().layers]
     assert Manifest.from_json(text).to_json() == text
 
 
@@ -160,22 +166,26 @@ def test_cl100k_manifests_match_the_reference(
 
 @given(texts=st.lists(st.text(max_size=40) | st.sampled_from(["\ud800x", "é", ""]), max_size=20))
 def test_the_text_memo_answers_each_text_with_its_own_digest(texts: list[str]) -> None:
+    cache = AssemblyCache()
     for text in [*texts, *texts]:
-        assert text_sha256(text) == reference_sha256(text)
+        assert cache.text_sha256(text) == reference_sha256(text)
 
 
 def test_the_text_memo_stays_bounded_and_skips_long_texts() -> None:
-    memo = render_module._memo
+    cache = AssemblyCache(text_chars=4 * 1024 * 1024)
+    memo = cache._digests
     chunk = "x" * 100_000
     for i in range(memo.max_size // len(chunk) + 20):  # more than it holds
         text = f"{i:08d}{chunk}"
-        assert text_sha256(text) == reference_sha256(text)
+        assert cache.text_sha256(text) == reference_sha256(text)
     assert memo.size <= memo.max_size
     assert memo.size == sum(size for _, size in memo._entries.values())
     assert f"{0:08d}{chunk}" not in memo  # the oldest went first
-    long = "y" * (render_module._MEMO_LONGEST + 1)
-    assert text_sha256(long) == reference_sha256(long)
+    long = "y" * (cache_module._LONGEST_TEXT + 1)
+    assert cache.text_sha256(long) == reference_sha256(long)
     assert long not in memo
+    cache.clear()
+    assert len(memo) > 0 and len(cache._digests) == 0
 
 
 def test_equal_inputs_that_record_differently_never_share_a_memoised_layer() -> None:

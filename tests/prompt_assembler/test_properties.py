@@ -28,7 +28,8 @@ from harness import (
     Unit,
     assemble,
 )
-from harness.prompt_assembler import LAYER_SEPARATOR, TRUNCATION_MARKER
+from harness.prompt_assembler import LAYER_SEPARATOR, TRUNCATION_MARKER, UNIT_SEPARATOR
+from harness.prompt_assembler.render import render
 
 PIECES = st.one_of(
     st.text(alphabet="abcxyz ABC.,;:-_", min_size=1, max_size=8),
@@ -163,6 +164,9 @@ def check_invariants(case: dict[str, Any], tok: Tokenizer) -> AssembledPrompt:
             if report.truncated:
                 assert report.kept
                 assert report.text.endswith((TRUNCATION_MARKER, TRUNCATION_MARKER + "\n</context>"))
+        elif report.strategy is Strategy.FIT_WHOLE_UNITS:
+            assert not report.truncated  # whole units only, any subset (its own tests)
+            assert report.text == UNIT_SEPARATOR.join(render(unit) for unit in kept)
         else:
             assert report.kept in ((), tuple(ids))
             assert not report.truncated

@@ -251,3 +251,33 @@ def test_repr_is_one_short_summary_line() -> None:
     assert f"{prompt.tokens} tokens" in text
     assert prompt.digest[:12] in text
     assert "business_rules 6/2" in text and "identity 1/0" in text
+
+
+# --- the fast constructors ------------------------------------------------------------------
+
+
+def test_the_fast_constructors_give_what_the_constructors_give() -> None:
+    import dataclasses
+
+    from harness.prompt_assembler import LayerReport
+    from harness.prompt_assembler.prompt import new_prompt
+    from harness.prompt_assembler.values import fast_new, new_report
+
+    prompt = assemble({"identity": "You are the reviewer.", "task_state": [Unit("t", "x")]})
+    for report in prompt.layers:
+        values = [getattr(report, f.name) for f in dataclasses.fields(report)]
+        assert type(report) is LayerReport
+        assert new_report(*values) == LayerReport(*values) == report
+        assert vars(new_report(*values)) == vars(LayerReport(*values))
+    fields = [getattr(report, f.name) for f in dataclasses.fields(report)]
+    values = [getattr(prompt, f.name) for f in dataclasses.fields(prompt)]
+    rebuilt = new_prompt(*values)
+    positional = [f.name for f in dataclasses.fields(prompt) if not f.kw_only]
+    keywords = {f.name: getattr(prompt, f.name) for f in dataclasses.fields(prompt) if f.kw_only}
+    assert vars(rebuilt) == vars(type(prompt)(*values[: len(positional)], **keywords))
+    assert rebuilt.manifest() == prompt.manifest()
+    # A field added and not passed fails loudly instead of leaving an attribute unset.
+    with pytest.raises(TypeError, match="missing 1 required positional argument: 'notes'"):
+        new_report(*fields[:-1])
+    with pytest.raises(TypeError, match="validates"):
+        fast_new(Unit)

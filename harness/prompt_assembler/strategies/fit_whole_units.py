@@ -1,0 +1,101 @@
+"""``fit_whole_units``: whole units kept from the most authoritative (the last) down, each one
+that fits in what the units kept so far leave of the budget.
+
+Units are never split and kept units stay in input order, so one unit too big for the budget
+no longer takes the smaller, less authoritative ones with it::
+
+    from harness.prompt_assembler import Strategy, Unit, assemble
+
+    files = [Unit("root", "r" * 8_000), Unit("deep", "d" * 20_000)]  # 2k and 5k tokens
+    prompt = assemble(
+        {"instruction_files": files},
+        budgets={"instruction_files": 4_000},
+        strategies={"instruction_files": Strategy.FIT_WHOLE_UNITS},
+    )
+    assert prompt.layer("instruction_files").kept == ("root",)
+
+Every dropped unit is recorded with the reason ``budget``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from harness.prompt_assembler.render import render
+from harness.prompt_assembler.strategies.layer import REASON_BUDGET, LayerResult
+from harness.prompt_assembler.values import UNIT_SEPARATOR, Unit
+from harness.tokenizer import Tokenizer, utf8_len
+
+__all__ = ["trim", "trim_bytes"]
+
+
+def _result(
+    units: Sequence[Unit], kept_at: list[int], rendered: list[str], tokens: int, budget: int
+) -> LayerResult:
+    """The layer of the units at ``kept_at`` (found from the last, so in reverse order)."""
+    kept_at.reverse()
+    rendered.reverse()
+    n = len(units)
+    return LayerResult(
+        UNIT_SEPARATOR.join(rendered),
+        tokens,
+        0,
+        n,
+        rendered,
+        notes=_notes(units, kept_at, budget),
+        drop_reason=REASON_BUDGET,
+        kept_at=tuple(kept_at),
+    )
+
+
+def _notes(units: Sequence[Unit], kept_at: list[int], budget: int) -> list[str]:
+    n, dropped = len(units), len(units) - len(kept_at)
+    if not dropped:
+        return []
+    kept = set(kept_at)
+    first = [units[i].id for i in range(n) if i not in kept][:3]
+    shown = ", ".join(map(repr, first)) + (" .." if dropped > 3 else "")
+    return [
+        f"dropped {dropped} of {n} units ({shown}) that did not fit in what the more "
+        f"authoritative units left of the budget of {budget}; units are never split"
+    ]
+
+
+def trim_bytes(units: Sequence[Unit], max_bytes: int, bpt: int, budget: int) -> LayerResult:
+    """The byte-exact path (counts are ceil(bytes / bpt), so sizes add up exactly)."""
+    sep_len = len(UNIT_SEPARATOR)
+    limit = max_bytes + sep_len  # n units carry n - 1 separators: credit one back
+    total = 0
+    kept_at: list[int] = []
+    rendered: list[str] = []
+    for index in range(len(units) - 1, -1, -1):
+        text = render(units[index])
+        size = utf8_len(text) + sep_len
+        if total + size <= limit:
+            total += size
+            kept_at.append(index)
+            rendered.append(text)
+    nbytes = total - sep_len if kept_at else 0
+    result = _result(units, kept_at, rendered, -(-nbytes // bpt), budget)
+    result.nbytes = nbytes
+    return result
+
+
+def trim(units: Sequence[Unit], budget: int, tokenizer: Tokenizer) -> LayerResult:
+    """The general path: a unit is kept when the verified count of the kept units' joined
+    text with it stays within the budget (counts need not add up)."""
+    count = tokenizer.count
+    kept_at: list[int] = []
+    rendered: list[str] = []
+    tokens = 0
+    for index in range(len(units) - 1, -1, -1):
+        text = render(units[index])
+        if count(text) > budget:
+            continue  # too big alone: no need to count it with the others
+        candidate = UNIT_SEPARATOR.join([text, *reversed(rendered)])
+        with_it = count(candidate)
+        if with_it <= budget:
+            kept_at.append(index)
+            rendered.append(text)
+            tokens = with_it
+    return _result(units, kept_at, rendered, tokens, budget)
