@@ -43,7 +43,7 @@ Design notes.
   (``harness.workspace.imports``, through ``harness.workspace.import_door``).
 """
 
-from harness.instruction_files.discovery import discover as discover
+from harness.instruction_files.discovery.reader import discover as discover
 from harness.instruction_files.files import InstructionFiles as InstructionFiles
 from harness.instruction_files.models import InstructionSet as InstructionSet
 from harness.instruction_files.models import InstructionSource as InstructionSource

@@ -23,7 +23,7 @@ from anyio.abc import TaskStatus
 from cachetools import Cache, LRUCache, TTLCache
 
 from harness.errors import HarnessError
-from harness.instruction_files.incremental import Base
+from harness.instruction_files.discovery.incremental import Base
 from harness.instruction_files.models import InstructionSet
 
 __all__ = ["CacheKey", "CacheTable", "CacheTask", "CacheTaskCrashed"]
@@ -48,8 +48,8 @@ class CacheTable:
     ``entries`` maps (resolved workspace, project_id, agent, chain directories or None for a
     full walk) to the loaded set; ``snapshots`` maps a resolved workspace to the snapshot of
     its last full walk and the paths invalidated since
-    (``harness.instruction_files.incremental``): at most ``SNAPSHOTS`` workspaces (a snapshot
-    of a big tree weighs a few megabytes), least recently stored out.
+    (``harness.instruction_files.discovery.incremental``): at most ``SNAPSHOTS`` workspaces
+    (a snapshot of a big tree weighs a few megabytes), least recently stored out.
     """
 
     entries: Cache[CacheKey, InstructionSet]

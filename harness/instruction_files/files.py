@@ -39,11 +39,17 @@ from anyio.abc import TaskStatus
 
 from harness.errors import ArgumentError, StateError
 from harness.instruction_files.cache import CacheKey, CacheTable, CacheTask
-from harness.instruction_files.incremental import Base, Snapshot, add_dirt, located, reusable
+from harness.instruction_files.discovery.incremental import (
+    Base,
+    Snapshot,
+    add_dirt,
+    located,
+    reusable,
+)
+from harness.instruction_files.discovery.scoping import Targets, named, scope_for
+from harness.instruction_files.discovery.sources import read_sources
 from harness.instruction_files.models import InstructionSet
-from harness.instruction_files.scoping import Targets, named, scope_for
 from harness.instruction_files.settings import InstructionFilesSettings
-from harness.instruction_files.sources import read_sources
 from harness.instruction_files.stores import InstructionStore, open_store
 from harness.runtime import ChildSpec
 from harness.workspace import resolve_workspace
@@ -413,7 +419,8 @@ class InstructionFiles:
         ``workspace`` matches the entries of that workspace and also of any cached workspace
         that contains it or lies inside it, so a path a file watcher reports (an edited
         ``pkg/AGENTS.md``, its directory) reaches every set it can be part of; the next load
-        re-reads only what that path can change (``harness.instruction_files.incremental``).
+        re-reads only what that path can change
+        (``harness.instruction_files.discovery.incremental``).
 
         Synchronous and safe from any thread. In-flight reads of matching keys are revoked:
         they still answer the loads already waiting on them, but are not cached, and later

@@ -19,6 +19,15 @@ from datetime import datetime
 from typing import Literal
 
 from harness.errors import HarnessError
+from harness.workspace.paths import WorkspaceNotFoundError
+
+__all__ = [
+    "InstructionSet",
+    "InstructionSource",
+    "InstructionStoreError",
+    "SourceKind",
+    "WorkspaceNotFoundError",
+]
 
 SourceKind = Literal["root", "directory", "database"]
 
@@ -88,7 +97,3 @@ class InstructionStoreError(HarnessError):
     Raised to the caller of ``load`` only: the cache task and the supervision tree are not
     affected, and nothing is cached, so the next ``load`` reads again.
     """
-
-
-class WorkspaceNotFoundError(HarnessError, FileNotFoundError):
-    """The workspace given to ``load`` does not exist or is not a directory."""

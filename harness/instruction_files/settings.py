@@ -16,29 +16,11 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from harness.workspace.vendored import DEFAULT_VENDORED
+
 DEFAULT_NAMES: tuple[str, ...] = ("AGENTS.override.md", "AGENTS.md")
 
-# Directories that hold other people's code, tool state or build caches: their instruction
-# files (if any) are not the workspace's, and walking them is most of the cost of a walk.
-DEFAULT_VENDORED: tuple[str, ...] = (
-    "node_modules",
-    "bower_components",
-    "jspm_packages",
-    ".venv",
-    "venv",
-    ".virtualenv",
-    "__pycache__",
-    ".mypy_cache",
-    ".pytest_cache",
-    ".ruff_cache",
-    ".hypothesis",
-    ".tox",
-    ".nox",
-    ".gradle",
-    ".terraform",
-    ".hg",
-    ".svn",
-)
+__all__ = ["DEFAULT_NAMES", "DEFAULT_VENDORED", "InstructionFilesSettings"]
 
 
 def _plain_names(values: tuple[str, ...], what: str) -> tuple[str, ...]:

@@ -49,13 +49,12 @@ from typing import TYPE_CHECKING, Literal
 
 from harness.workspace.display import display_path
 from harness.workspace.gitignore import GITIGNORE, load_gitignore
+from harness.workspace.ignore import IgnoreChain, IgnoreFile
 from harness.workspace.paths import open_beneath
 from harness.workspace.reading import DIR_FLAGS, OPEN_FLAGS, reason
 
 if TYPE_CHECKING:
     from types import TracebackType
-
-    from harness.workspace.ignore import IgnoreChain, IgnoreFile
 
 __all__ = ["SymlinkPolicy", "SymlinkRefusal", "SymlinkTarget", "describe"]
 
@@ -346,8 +345,6 @@ class SymlinkPolicy:
 
 
 def _extended(chain: IgnoreChain | None, ignore: IgnoreFile) -> IgnoreChain:
-    from harness.workspace.ignore import IgnoreChain  # (no cycle at import time)
-
     return IgnoreChain((ignore,)) if chain is None else chain.extended(ignore)
 
 

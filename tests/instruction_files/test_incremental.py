@@ -16,14 +16,21 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import harness.instruction_files.sources as files_module
+import harness.instruction_files.discovery.sources as files_module
 from harness.instruction_files import (
     InstructionFiles,
     InstructionFilesSettings,
     InstructionSet,
     discover,
 )
-from harness.instruction_files.incremental import DIRT_LIMIT, Base, Snapshot, add_dirt, scope, walk
+from harness.instruction_files.discovery.incremental import (
+    DIRT_LIMIT,
+    Base,
+    Snapshot,
+    add_dirt,
+    scope,
+    walk,
+)
 from harness.runtime import Supervisor
 from harness.workspace import resolve_workspace
 from tests.workspace.ignore_cases import git

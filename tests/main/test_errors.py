@@ -14,7 +14,7 @@ from harness import HarnessError
 
 #: Exception classes that never leave harness (control flow inside one function).
 INTERNAL = {
-    "harness.instruction_files.discovery.DiscoveryCancelled",
+    "harness.instruction_files.discovery.reader.DiscoveryCancelled",
 }
 
 
