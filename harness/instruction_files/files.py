@@ -48,6 +48,7 @@ from harness.instruction_files.discovery.incremental import (
 )
 from harness.instruction_files.discovery.scoping import Targets, named, scope_for
 from harness.instruction_files.discovery.sources import read_sources
+from harness.instruction_files.git_places import GitPlaces
 from harness.instruction_files.models import InstructionSet
 from harness.instruction_files.settings import InstructionFilesSettings
 from harness.instruction_files.stores import InstructionStore, open_store
@@ -157,6 +158,7 @@ class InstructionFiles:
         self._table: CacheTable | None = None
         self._inflight: dict[CacheKey, _Read] = {}
         self._epoch = 0  # bumped by every invalidate; guards a load's workspace resolution
+        self._git = GitPlaces()  # git files outside a workspace that its rules read
         self._generation = store.generation if store is not None else 0  # last one seen
         self._task = CacheTask(
             maxsize=self._settings.cache_maxsize,
@@ -290,6 +292,7 @@ class InstructionFiles:
         key: CacheKey = (workspace.path, project_id, agent, chain)
         epoch = workspace.epoch
         store = self._store
+        self._git.remember(workspace.path)  # before the read: no invalidate is missed
         while True:
             with self._lock:
                 if store is not None and store.generation != self._generation:
@@ -464,5 +467,11 @@ class InstructionFiles:
                 self._drop_locked(matches)
             else:
                 self._drop_locked(matches, forget=False)
+                owners = self._git.owners(places)
+                if owners:  # their ignore rules may have changed: cold walks
+                    self._drop_locked(lambda key: key[0] in owners)
+                    if self._table is not None:
+                        for root in owners:
+                            self._table.snapshots.pop(root, None)
                 if self._table is not None:
                     add_dirt(self._table.snapshots, places)

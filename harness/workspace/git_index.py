@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 
 from harness.workspace.reading import FileRead, read_file, reason
 
-__all__ = ["TrackedPaths", "git_dirs", "load_tracked"]
+__all__ = ["TrackedPaths", "git_dirs", "git_places", "load_tracked"]
 
 _FLAGS = (
     os.O_RDONLY
@@ -113,6 +113,26 @@ def git_dirs(root: str) -> tuple[str, str] | None:
     if common is None or not common.strip():
         return gitdir, gitdir
     return gitdir, os.path.normpath(os.path.join(gitdir, os.fsdecode(common.strip())))
+
+
+def git_places(root: str) -> tuple[str, ...]:
+    """The real paths of what a walk of ``root`` reads from git that lie outside
+    ``<root>/.git``: a linked worktree's git directory (its index, under the main
+    repository's ``.git/worktrees/NAME/``), and the real path of ``info/exclude`` when it is
+    shared or a symlink. An invalidated path at or inside one of these (or a directory
+    holding one) concerns every set read from ``root``. Empty for a plain repository.
+    """
+    dirs = git_dirs(root)
+    if dirs is None:
+        return ()
+    gitdir, common = dirs
+    inside = os.path.join(root, ".git")
+    found: dict[str, None] = {}
+    for path in (gitdir, os.path.join(common, "info", "exclude")):
+        real = os.path.realpath(path)
+        if real != inside and not real.startswith(inside + os.sep):
+            found[real] = None
+    return tuple(found)
 
 
 _lock = threading.Lock()

@@ -20,6 +20,7 @@ import pytest
         "harness.instruction_files.discovery.formats.agents",
         "harness.workspace.walk",
         "harness.workspace.vendored",
+        "harness.instruction_files.git_places",
     ],
 )
 def test_module_examples_run(name: str) -> None:
