@@ -243,7 +243,8 @@ class DirectoryWalk:
                         assert chain is not None
                         subdirs, entered = self._record_entered(rel, chain, subdirs, entered)
                     else:
-                        listed[rel] = subdirs or ()  # (no empty list kept per leaf)
+                        # a tuple: the collector stops tracking it (a snapshot holds 1 per dir)
+                        listed[rel] = tuple(subdirs) if subdirs else ()
                         if guide is not None and rel in guide:
                             assert self.guide is not None
                             subdirs = self.guide.choose(rel, subdirs)
@@ -252,8 +253,10 @@ class DirectoryWalk:
                 held = self._hold(fd, rel, len(subdirs) + len(entered))
                 kept = held.fd is not None
                 depth += 1
+                length += 1  # the "/" before each name; an ASCII name is one byte a character
                 for name in subdirs:
-                    push((held, name, prefix + name, depth, chain, length + 1 + name_length(name)))
+                    size = len(name) if name.isascii() else name_length(name)
+                    push((held, name, prefix + name, depth, chain, length + size))
                 if entered:
                     assert chain is not None
                     inside = chain.inside_ignored()
@@ -265,7 +268,7 @@ class DirectoryWalk:
                                 prefix + name,
                                 depth,
                                 inside,
-                                length + 1 + name_length(name),
+                                length + name_length(name),
                             )
                         )
             finally:
