@@ -33,6 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from harness.agents import Roster, validate_entries
 from harness.errors import ConfigError
 from harness.instruction_files import InstructionFilesSettings
+from harness.instruction_files.discovery.formats import check_formats
 from harness.prompt_assembler import (
     DEFAULT_BUDGETS,
     DEFAULT_STRATEGIES,
@@ -180,6 +181,12 @@ class HarnessConfig(_Frozen):
     instruction_files: InstructionFilesSettings = Field(default_factory=InstructionFilesSettings)
     project_context: ProjectContextSettings = ProjectContextSettings()
     supervisor: SupervisorSettings = SupervisorSettings()
+    formats: tuple[str, ...] = Field(default=("agents",), min_length=1)
+
+    @field_validator("formats")
+    @classmethod
+    def _formats(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        return check_formats(value)
 
     @field_validator("tokenizer")
     @classmethod

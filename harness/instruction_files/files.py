@@ -39,6 +39,7 @@ from anyio.abc import TaskStatus
 
 from harness.errors import ArgumentError, StateError
 from harness.instruction_files.cache import CacheKey, CacheTable, CacheTask
+from harness.instruction_files.discovery.formats import check_formats
 from harness.instruction_files.discovery.incremental import (
     Base,
     Snapshot,
@@ -141,6 +142,7 @@ class InstructionFiles:
         store: InstructionStore | None = None,
     ) -> None:
         self._settings = settings if settings is not None else InstructionFilesSettings()
+        check_formats(self._settings.formats)  # an unknown format fails here, not at a load
         if database is not None and store is not None:
             raise ArgumentError(
                 "pass either database= (a path or URL: the store is opened for you) or store= "

@@ -26,10 +26,12 @@ __all__ = [
     "InstructionSource",
     "InstructionStoreError",
     "SourceKind",
+    "Trigger",
     "WorkspaceNotFoundError",
 ]
 
 SourceKind = Literal["root", "directory", "database"]
+Trigger = Literal["always", "paths"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +49,10 @@ class InstructionSource:
     ``version`` is the source's revision for provenance: the row's ``updated_at`` for the
     database, the ``digest`` for a file (the default when none is given), or for a file with
     imports a sha256 over its digest and its imports' (an edited import is a new revision).
+
+    ``format`` names the rule format that read the file (``"agents"``, ``"claude"``) or is
+    ``"database"`` for the row. ``trigger`` is ``"always"`` for every source a load returns
+    today (a rule that applies only to paths matching its ``globs`` would be ``"paths"``).
     """
 
     kind: SourceKind
@@ -56,6 +62,9 @@ class InstructionSource:
     depth: int
     version: str | None = None
     imports: tuple[tuple[str, str], ...] = ()
+    format: str = "agents"
+    trigger: Trigger = "always"
+    globs: tuple[str, ...] = ()
 
     @property
     def revision(self) -> str:

@@ -49,6 +49,9 @@ class InstructionFilesSettings(BaseModel):
       the statement timeout of a PostgreSQL database.
     - ``listener_heartbeat``: with a PostgreSQL database, a lost change-notice connection is
       noticed within this many seconds (its rows stop being served from the cache at once).
+    - ``formats``: the rule formats read, in precedence order within one directory (default
+      ``("agents",)``; ``"claude"`` adds ``CLAUDE.md`` / ``CLAUDE.local.md``). A ``Harness``
+      sets it from the configuration's top-level ``formats``.
     - ``walk_threads``: threads that walk a workspace (``None``: 1 on a machine with at most
       two CPUs, where extra threads measured slower, else 4).
     """
@@ -63,11 +66,19 @@ class InstructionFilesSettings(BaseModel):
     database_timeout: float = Field(default=5.0, ge=0, allow_inf_nan=False, strict=True)
     listener_heartbeat: float = Field(default=5.0, gt=0, allow_inf_nan=False, strict=True)
     walk_threads: int | None = Field(default=None, ge=1, le=64, strict=True)
+    formats: tuple[str, ...] = Field(default=("agents",), min_length=1)
 
     @field_validator("names")
     @classmethod
     def _names(cls, value: tuple[str, ...]) -> tuple[str, ...]:
         return _plain_names(value, "names")
+
+    @field_validator("formats")
+    @classmethod
+    def _formats(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        if len(set(value)) != len(value):
+            raise ValueError(f"formats lists a format twice: {list(value)!r}")
+        return value
 
     @field_validator("vendored")
     @classmethod

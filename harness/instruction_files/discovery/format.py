@@ -15,7 +15,7 @@ incremental reloads are shared by every format::
             directory.take("GEMINI.md")
 
         def sources(self, found: Found, door):     # the file's text as one source
-            return file_sources(found, door)
+            return file_sources(found, door, "gemini")
 
         def affects(self, rel: str) -> frozenset[str]:
             return frozenset({rel.rpartition("/")[0]})
@@ -105,9 +105,12 @@ class InstructionFormat(Protocol):
         ...
 
 
-def file_sources(found: Found, door: ImportDoor) -> tuple[list[InstructionSource], list[str]]:
-    """A file as one source (the root's kind at depth 0): decoded, imports expanded; no source
-    for a blank file. ``door`` must belong to a walk not released yet."""
+def file_sources(
+    found: Found, door: ImportDoor, format: str
+) -> tuple[list[InstructionSource], list[str]]:
+    """A file as one source of ``format`` (the root's kind at depth 0), applied always:
+    decoded, imports expanded; no source for a blank file. ``door`` must belong to a walk
+    not released yet."""
     content, notes = decode(found.data)
     if not content.strip():
         return [], ["skipped: empty or whitespace-only"]
@@ -121,6 +124,7 @@ def file_sources(found: Found, door: ImportDoor) -> tuple[list[InstructionSource
         depth=found.depth,
         version=revision(digest, imports),
         imports=imports,
+        format=format,
     )
     return [source], [*notes, *import_notes]
 
@@ -154,21 +158,27 @@ class Directory:
         entry = self.named.get(name)
         return entry is not None and not entry.is_dir(follow_symlinks=False)
 
-    def ignored(self, name: str) -> bool:
-        """Whether git ignores entry ``name`` (warned, unless its whole directory is)."""
+    def ignored(self, name: str, *, local: bool = False) -> bool:
+        """Whether git ignores entry ``name`` (warned, unless its whole directory is). A
+        ``local`` file (meant to stay out of git) is read even when an ignore rule lists
+        it, but never inside an ignored directory (unless tracked there)."""
         chain = self.here.chain
         rel = self.prefix + name
-        if chain is None or not chain.ignored(rel, name, False):
+        if chain is None or (local and not chain.only_tracked):
+            return False
+        if not chain.ignored(rel, name, False):
             return False
         if not chain.only_tracked:  # inside an ignored directory: silent, as a prune
             self.warn(name, "skipped: ignored by .gitignore")
         return True
 
-    def take(self, name: str, *, rank: int = 0, shadows: tuple[str, ...] = ()) -> bool:
+    def take(
+        self, name: str, *, rank: int = 0, shadows: tuple[str, ...] = (), local: bool = False
+    ) -> bool:
         """Read entry ``name`` if it is present, not ignored and may be read (True: it was
         chosen, even if the read then rejects it); else False, warned. ``shadows``: the
-        entries a chosen file keeps from being read."""
-        if name not in self.named or self.ignored(name):
+        entries a chosen file keeps from being read; ``local``: see ``ignored``."""
+        if name not in self.named or self.ignored(name, local=local):
             return False
         eligible = self.eligible(name)
         if eligible is None:

@@ -90,7 +90,8 @@ async def read_sources(
     files, snapshot = walked.result
     sources = files.sources
     if row.source is not None:
-        sources = (*sources, dataclasses.replace(row.source, version=row.updated_at))
+        row_source = dataclasses.replace(row.source, version=row.updated_at, format="database")
+        sources = (*sources, row_source)
     warnings = (*files.warnings, *row.warnings)
     return (
         dataclasses.replace(files, sources=sources, warnings=warnings, observed_at=observed_at),

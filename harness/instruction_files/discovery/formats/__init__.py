@@ -13,18 +13,30 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
+from harness.errors import ArgumentError
 from harness.instruction_files.discovery.format import InstructionFormat
 from harness.instruction_files.discovery.formats.agents import AgentsFormat
+from harness.instruction_files.discovery.formats.claude import ClaudeFormat
 from harness.instruction_files.settings import InstructionFilesSettings
 
-__all__ = ["FORMATS", "formats_for"]
+__all__ = ["FORMATS", "check_formats", "formats_for"]
 
 FORMATS: Mapping[str, Callable[[InstructionFilesSettings], InstructionFormat]] = {
     "agents": lambda settings: AgentsFormat(settings.names),
+    "claude": lambda settings: ClaudeFormat(),
 }
+
+
+def check_formats(names: tuple[str, ...]) -> tuple[str, ...]:
+    """``names`` if every one is a known format, else ``ArgumentError`` naming them."""
+    unknown = [name for name in names if name not in FORMATS]
+    if unknown:
+        known = ", ".join(repr(name) for name in FORMATS)
+        raise ArgumentError(f"unknown instruction format {unknown[0]!r}: use one of {known}")
+    return names
 
 
 def formats_for(settings: InstructionFilesSettings) -> tuple[InstructionFormat, ...]:
     """The formats ``settings`` configure, in precedence order (the first is the least
     authoritative within one directory)."""
-    return tuple(FORMATS[name](settings) for name in ("agents",))
+    return tuple(FORMATS[name](settings) for name in check_formats(settings.formats))

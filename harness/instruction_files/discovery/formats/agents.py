@@ -47,7 +47,7 @@ class AgentsFormat:
                 return
 
     def sources(self, found: Found, door: ImportDoor) -> tuple[list[InstructionSource], list[str]]:
-        return file_sources(found, door)
+        return file_sources(found, door, self.name)
 
     def affects(self, rel: str) -> frozenset[str]:
         return frozenset({rel.rpartition("/")[0]})
