@@ -15,13 +15,6 @@ What ``Harness`` runs for you; used on its own it needs a supervisor for its cac
         await files.aclose()                                      # the store it opened
 
     anyio.run(main)
-
-Design notes. The row comes from an ``InstructionStore`` (``harness.instruction_files.stores``):
-``database=`` is the shortcut that opens one (``open_store``), ``store=`` takes one built
-elsewhere. ``InstructionFiles`` is also the store's ``StoreEvents`` sink: a companion of the
-store (PostgreSQL's listener) calls ``row_changed`` / ``rows_unreliable``; and a read is only
-cached when the store allowed it for the whole read (``cache_rows`` true at its start and end,
-``generation`` unchanged). A cached row from an earlier generation is never served.
 """
 
 from __future__ import annotations
@@ -243,7 +236,7 @@ class InstructionFiles:
     ) -> InstructionSet:
         """The instruction sources for ``agent`` in ``workspace`` (and ``project_id``'s row);
         with ``targets`` (paths the run will touch: workspace-relative, or absolute inside it;
-        they need not exist) only those on the chains from the root to each (CONTRACT 8).
+        they need not exist) only those on the chains from the root to each.
 
         Raises ``WorkspaceNotFoundError`` (a ``FileNotFoundError``) for a missing workspace,
         ``TargetOutsideWorkspace`` (a ``ValueError``) for a target outside it, and

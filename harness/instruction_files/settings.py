@@ -6,10 +6,6 @@ Build them in code, or let ``harness.load_config`` read them from TOML::
 
     settings = InstructionFilesSettings(names=("AGENTS.md",), cache_ttl=30.0)
     assert settings.max_bytes > 0
-
-Design notes: one pydantic model, frozen and strict about unknown keys, so a typo in a config
-file is an error naming the key rather than a setting silently ignored; file names are plain
-names (no directory part), checked here once.
 """
 
 from __future__ import annotations
