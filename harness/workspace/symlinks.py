@@ -49,7 +49,7 @@ from typing import TYPE_CHECKING, Literal
 
 from harness.workspace.display import display_path
 from harness.workspace.gitignore import GITIGNORE, load_gitignore
-from harness.workspace.ignore import IgnoreChain, IgnoreFile
+from harness.workspace.ignore import IgnoreChain, IgnoreFile, workspace_rules
 from harness.workspace.paths import open_beneath
 from harness.workspace.reading import DIR_FLAGS, OPEN_FLAGS, reason
 
@@ -301,8 +301,6 @@ class SymlinkPolicy:
     def _workspace_rules(self) -> IgnoreChain | SymlinkRefusal | None:
         base = self._base
         if base is False:
-            from harness.workspace.ignore import workspace_rules  # (no cycle at import time)
-
             rules = workspace_rules(self.root)
             problem = rules.exclude_problem
             base = rules.chain

@@ -40,12 +40,15 @@ from __future__ import annotations
 import hashlib
 import os
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 from harness.instruction_files.models import InstructionSource
 from harness.workspace import (
+    DirectoryWalk,
     Here,
     Identity,
+    Pins,
+    SymlinkPolicy,
     SymlinkRefusal,
     decode,
     describe,
@@ -57,10 +60,6 @@ from harness.workspace import (
     too_long,
 )
 from harness.workspace.import_door import ImportDoor, expand_file, revision
-
-if TYPE_CHECKING:
-    from harness.instruction_files.discovery.reader import Discovery
-    from harness.workspace import DirectoryWalk
 
 __all__ = ["Directory", "Found", "InstructionFormat", "file_sources"]
 
@@ -129,6 +128,18 @@ def file_sources(
     return [source], [*notes, *import_notes]
 
 
+class Reading(Protocol):
+    """What one walk's reads share (``reader.Discovery`` is it): the files found, the
+    shadowing and symlinked-candidate records, the pins, the symlink policy, the cap."""
+
+    found: list[Found]
+    shadowing: dict[str, list[str]]
+    linked: set[str]
+    pins: Pins
+    symlinks: SymlinkPolicy
+    max_bytes: int
+
+
 class Directory:
     """One directory as a format's ``visit`` sees it: its candidate entries (``named``) and
     the safe ways to look at them and read them."""
@@ -137,7 +148,7 @@ class Directory:
 
     def __init__(
         self,
-        discovery: Discovery,
+        discovery: Reading,
         walk: DirectoryWalk,
         here: Here,
         named: dict[str, os.DirEntry[str]],
