@@ -22,6 +22,10 @@ Rows:
   read again, the rest comes from the snapshot of the previous walk). Goal: at most 0.05x
   the cold load.
 - ``reload, .gitignore``: the same for a nested ``.gitignore`` (its subtree is walked again).
+- ``scandir(fd) floor``: ``benchmarks/listing.py``'s walk through directory descriptors (each
+  directory opened relative to its parent with ``O_NOFOLLOW`` and listed with
+  ``os.scandir(fd)``), pruning the directories the harness prunes, in-process like the load:
+  no ignore rules, no reads. Goal: the cold load at most 1.2x this floor.
 - ``GNU find``: ``find`` with the same prunes (``.git``, the vendored names, the gitignored
   names) listing the same files.
 - ``GNU find, 6 prunes``: find with only the prunes this particular tree needs (fewer ``-name``
@@ -58,8 +62,10 @@ from functools import partial
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import anyio
+from listing import by_descriptor
 
 from harness.instruction_files import InstructionFiles, InstructionFilesSettings
 from harness.runtime import Supervisor
@@ -255,7 +261,9 @@ async def measure(
 ) -> tuple[dict[str, float], set[str]]:
     """Median seconds per row; rounds interleave the tools so machine noise hits all alike."""
     files = InstructionFiles(settings)
-    cold_row, scoped = "harness cold load", "harness scoped cold"
+    cold_row, scoped, floor = "harness cold load", "harness scoped cold", "scandir(fd) floor"
+    pruned = frozenset((".git", *settings.vendored, *(GITIGNORED if write else ())))
+    pruned |= {NESTED_IGNORED} if write else set()
     async with Supervisor([files.child_spec()]):
         paths = {source.path for source in await files.load(root, agent="bench")}
         reloads = edits(root, paths, write=write)
@@ -265,7 +273,7 @@ async def measure(
             on_chain = [p for p in sorted(paths) if (posixpath.dirname(p) or ".") in found.chain]
             if sorted(source.path for source in found) != on_chain or len(found.chain) < 3:
                 raise AssertionError(f"scoped load != the full walk on its chain: {found.chain}")
-        rows = (cold_row, *scoped_rows, *reloads, *peers)
+        rows = (cold_row, floor, *scoped_rows, *reloads, *peers)
         samples: dict[str, list[float]] = {name: [] for name in rows}
         for command in peers.values():  # warm-up: page cache and binaries
             await anyio.to_thread.run_sync(timed_run, command)
@@ -279,6 +287,9 @@ async def measure(
                     await files.load(
                         root, agent="bench", targets=[target] if name == scoped and target else ()
                     )
+                elif name == floor:
+                    start = time.perf_counter()
+                    await anyio.to_thread.run_sync(by_descriptor, str(root), False, pruned)
                 elif name in reloads:
                     await files.load(root, agent="bench")  # a snapshot to reload from
                     path = reloads[name]()
@@ -398,7 +409,10 @@ def report(
             f"{name:<20} {seconds * 1000:>10.3f} {seconds / find_time:>8.2f}x {vs_fd} "
             f"{seconds / cold:>8.3f}x"
         )
-    print(f"\ncold / find = {cold / find_time:.2f}  (target <= 0.75)")
+    print(
+        f"\ncold / scandir(fd) floor = {cold / medians['scandir(fd) floor']:.2f}  (target <= 1.2)"
+    )
+    print(f"cold / find = {cold / find_time:.2f}  (target <= 0.75)")
     if "GNU find, 6 prunes" in medians:
         minimal = medians["GNU find, 6 prunes"]
         print(f"cold / find with only the 6 prunes this tree needs = {cold / minimal:.2f}")

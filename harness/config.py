@@ -31,6 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from harness.agents import Roster, validate_entries
 from harness.errors import ConfigError
 from harness.instruction_files import InstructionFilesSettings
+from harness.instruction_files.discovery.formats import check_formats
 from harness.project_root import DEFAULT_MARKERS, check_markers
 from harness.prompt_assembler import (
     DEFAULT_BUDGETS,
@@ -181,6 +182,12 @@ class HarnessConfig(_Frozen):
     project_context: ProjectContextSettings = ProjectContextSettings()
     supervisor: SupervisorSettings = SupervisorSettings()
     project_root_markers: tuple[str, ...] = DEFAULT_MARKERS
+    formats: tuple[str, ...] = Field(default=("agents",), min_length=1)
+
+    @field_validator("formats")
+    @classmethod
+    def _formats(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        return check_formats(value)
 
     @field_validator("tokenizer")
     @classmethod

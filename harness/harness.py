@@ -228,9 +228,10 @@ class Harness:
         self.roster: Roster = self.config.roster()
         _check_tokenizer_file(self.config.tokenizer)
         # database= is opened (and later closed) by InstructionFiles; store= stays the caller's.
-        self._instruction_files = InstructionFiles(
-            self.config.instruction_files, database=database, store=store
-        )
+        files_settings = self.config.instruction_files  # the formats are a top-level key
+        if files_settings.formats != self.config.formats:
+            files_settings = files_settings.model_copy(update={"formats": self.config.formats})
+        self._instruction_files = InstructionFiles(files_settings, database=database, store=store)
         self._store = self._instruction_files.store
         # The SQLite file (absolute: a later chdir does not move it), else the store's name.
         self.database: Path | str | None = self._instruction_files.database or (

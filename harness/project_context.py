@@ -43,7 +43,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from harness.errors import ArgumentError
-from harness.instruction_files import InstructionFilesSettings
 from harness.prompt_assembler import Unit
 from harness.workspace import (
     DIR_FLAGS,
@@ -60,6 +59,7 @@ from harness.workspace import (
     reason,
 )
 from harness.workspace.import_door import ImportDoor, expand_file, revision
+from harness.workspace.vendored import DEFAULT_VENDORED
 
 __all__ = ["DIRECTORY", "PRIORITY", "ProjectContext", "load_project_context"]
 
@@ -109,12 +109,12 @@ def load_project_context(
     """Read ``WORKSPACE/.AGENTS/*.md`` into units (blocking I/O: run it in a worker thread).
 
     ``vendored`` are the directory names a symlink may not point into (besides ``.git``);
-    default: those of ``InstructionFilesSettings``. ``Harness`` passes its config's.
+    default: ``harness.workspace.vendored.DEFAULT_VENDORED``. ``Harness`` passes its config's.
     """
     if max_file_bytes < 1:
         raise ArgumentError("max_file_bytes must be at least 1")
     root = os.path.realpath(workspace)
-    prune = InstructionFilesSettings().vendored if vendored is None else vendored
+    prune = DEFAULT_VENDORED if vendored is None else vendored
     pins = Pins()
     imports: dict[str, tuple[tuple[str, str], ...]] = {}
     try:

@@ -14,36 +14,9 @@
         await files.aclose()
 
     anyio.run(main)
-
-Design notes.
-
-- ``InstructionFilesSettings`` is a frozen pydantic model; ``HarnessConfig`` embeds it as the
-  ``[instruction_files]`` TOML table (``names``, ``vendored``, ``max_bytes``,
-  ``cache_maxsize``, ``cache_ttl``, ``database_timeout``, ``walk_threads``).
-- The row comes from an ``InstructionStore`` (package ``stores``: the protocol, ``open_store``
-  and one module per backend; SQLite is ``stores/sqlite.py``). ``database=`` opens one from a
-  path or URL, ``store=`` takes one you built.
-- ``child_spec(id="instruction_files_cache")`` is the only thing a supervisor needs. The task
-  owns the cache table and nothing else; if it dies the table dies with it, the supervisor
-  restarts it empty, and ``load`` keeps answering (uncached) meanwhile. Without any cache task
-  (e.g. a script that never starts one) ``load`` works, uncached.
-- ``load`` raises ``WorkspaceNotFoundError`` (a ``FileNotFoundError``) for a missing workspace
-  and ``InstructionStoreError`` for an unreadable database; neither touches the cache task.
-- With a ``project_id`` but no database the result has no database source and a warning
-  says so; a ``project_id`` whose agent has no row simply has no database source (no warning:
-  most agents have no row).
-- ``SCHEMA_SQL`` / ``create_schema(path)`` create the table for tests and examples; this package
-  never writes to it. ``POSTGRES_SCHEMA_SQL`` is PostgreSQL's (the table and the trigger that
-  notifies every node of changes); ``create_schema(url)`` returns a coroutine to await.
-  ``source_path(project_id, agent)`` is a database source's ``path``.
-- ``discover(workspace, settings)`` is the blocking walk on its own (no database, no cache).
-- ``targets=`` on ``load`` / ``discover`` scopes a load to the chains of directories from the
-  root to each target (``harness.workspace.targets``); a target outside the workspace raises
-  ``TargetOutsideWorkspace`` (a ``ValueError``). ``@path`` lines import other files
-  (``harness.workspace.imports``, through ``harness.workspace.import_door``).
 """
 
-from harness.instruction_files.discovery import discover as discover
+from harness.instruction_files.discovery.reader import discover as discover
 from harness.instruction_files.files import InstructionFiles as InstructionFiles
 from harness.instruction_files.models import InstructionSet as InstructionSet
 from harness.instruction_files.models import InstructionSource as InstructionSource

@@ -1,15 +1,9 @@
-"""The cache table and the supervised task that owns it (the ETS table of ADR 0006).
+"""The cache table and the supervised task that owns it.
 
 Internal to ``InstructionFiles``, which is the way to use it::
 
     async with Supervisor([files.child_spec()]):   # runs CacheTask.run: the table's owner
         await files.load(workspace, agent="reviewer")
-
-Design notes. The task does nothing but own the table: it creates it when it starts, and the
-table dies with the task (however the task ends). Callers read and write the table themselves,
-synchronously and in their own task, as an Elixir process reads and writes a public ETS table;
-the task never performs I/O and never sees a request, so it can neither become a bottleneck nor
-be crashed by a bad workspace or database.
 """
 
 from __future__ import annotations
@@ -23,7 +17,7 @@ from anyio.abc import TaskStatus
 from cachetools import Cache, LRUCache, TTLCache
 
 from harness.errors import HarnessError
-from harness.instruction_files.incremental import Base
+from harness.instruction_files.discovery.incremental import Base
 from harness.instruction_files.models import InstructionSet
 
 __all__ = ["CacheKey", "CacheTable", "CacheTask", "CacheTaskCrashed"]
@@ -48,8 +42,8 @@ class CacheTable:
     ``entries`` maps (resolved workspace, project_id, agent, chain directories or None for a
     full walk) to the loaded set; ``snapshots`` maps a resolved workspace to the snapshot of
     its last full walk and the paths invalidated since
-    (``harness.instruction_files.incremental``): at most ``SNAPSHOTS`` workspaces (a snapshot
-    of a big tree weighs a few megabytes), least recently stored out.
+    (``harness.instruction_files.discovery.incremental``): at most ``SNAPSHOTS`` workspaces
+    (a snapshot of a big tree weighs a few megabytes), least recently stored out.
     """
 
     entries: Cache[CacheKey, InstructionSet]

@@ -15,13 +15,6 @@ What ``Harness`` runs for you; used on its own it needs a supervisor for its cac
         await files.aclose()                                      # the store it opened
 
     anyio.run(main)
-
-Design notes. The row comes from an ``InstructionStore`` (``harness.instruction_files.stores``):
-``database=`` is the shortcut that opens one (``open_store``), ``store=`` takes one built
-elsewhere. ``InstructionFiles`` is also the store's ``StoreEvents`` sink: a companion of the
-store (PostgreSQL's listener) calls ``row_changed`` / ``rows_unreliable``; and a read is only
-cached when the store allowed it for the whole read (``cache_rows`` true at its start and end,
-``generation`` unchanged). A cached row from an earlier generation is never served.
 """
 
 from __future__ import annotations
@@ -39,11 +32,19 @@ from anyio.abc import TaskStatus
 
 from harness.errors import ArgumentError, StateError
 from harness.instruction_files.cache import CacheKey, CacheTable, CacheTask
-from harness.instruction_files.incremental import Base, Snapshot, add_dirt, located, reusable
+from harness.instruction_files.discovery.formats import check_formats
+from harness.instruction_files.discovery.incremental import (
+    Base,
+    Snapshot,
+    add_dirt,
+    located,
+    reusable,
+)
+from harness.instruction_files.discovery.scoping import Targets, named, scope_for
+from harness.instruction_files.discovery.sources import read_sources
+from harness.instruction_files.git_places import GitPlaces
 from harness.instruction_files.models import InstructionSet
-from harness.instruction_files.scoping import Targets, named, scope_for
 from harness.instruction_files.settings import InstructionFilesSettings
-from harness.instruction_files.sources import read_sources
 from harness.instruction_files.stores import InstructionStore, open_store
 from harness.runtime import ChildSpec
 from harness.workspace import resolve_workspace
@@ -134,6 +135,7 @@ class InstructionFiles:
         store: InstructionStore | None = None,
     ) -> None:
         self._settings = settings if settings is not None else InstructionFilesSettings()
+        check_formats(self._settings.formats)  # an unknown format fails here, not at a load
         if database is not None and store is not None:
             raise ArgumentError(
                 "pass either database= (a path or URL: the store is opened for you) or store= "
@@ -151,6 +153,7 @@ class InstructionFiles:
         self._table: CacheTable | None = None
         self._inflight: dict[CacheKey, _Read] = {}
         self._epoch = 0  # bumped by every invalidate; guards a load's workspace resolution
+        self._git = GitPlaces()  # git files outside a workspace that its rules read
         self._generation = store.generation if store is not None else 0  # last one seen
         self._task = CacheTask(
             maxsize=self._settings.cache_maxsize,
@@ -233,7 +236,7 @@ class InstructionFiles:
     ) -> InstructionSet:
         """The instruction sources for ``agent`` in ``workspace`` (and ``project_id``'s row);
         with ``targets`` (paths the run will touch: workspace-relative, or absolute inside it;
-        they need not exist) only those on the chains from the root to each (CONTRACT 8).
+        they need not exist) only those on the chains from the root to each.
 
         Raises ``WorkspaceNotFoundError`` (a ``FileNotFoundError``) for a missing workspace,
         ``TargetOutsideWorkspace`` (a ``ValueError``) for a target outside it, and
@@ -284,6 +287,7 @@ class InstructionFiles:
         key: CacheKey = (workspace.path, project_id, agent, chain)
         epoch = workspace.epoch
         store = self._store
+        self._git.remember(workspace.path)  # before the read: no invalidate is missed
         while True:
             with self._lock:
                 if store is not None and store.generation != self._generation:
@@ -413,7 +417,8 @@ class InstructionFiles:
         ``workspace`` matches the entries of that workspace and also of any cached workspace
         that contains it or lies inside it, so a path a file watcher reports (an edited
         ``pkg/AGENTS.md``, its directory) reaches every set it can be part of; the next load
-        re-reads only what that path can change (``harness.instruction_files.incremental``).
+        re-reads only what that path can change
+        (``harness.instruction_files.discovery.incremental``).
 
         Synchronous and safe from any thread. In-flight reads of matching keys are revoked:
         they still answer the loads already waiting on them, but are not cached, and later
@@ -457,5 +462,11 @@ class InstructionFiles:
                 self._drop_locked(matches)
             else:
                 self._drop_locked(matches, forget=False)
+                owners = self._git.owners(places)
+                if owners:  # their ignore rules may have changed: cold walks
+                    self._drop_locked(lambda key: key[0] in owners)
+                    if self._table is not None:
+                        for root in owners:
+                            self._table.snapshots.pop(root, None)
                 if self._table is not None:
                     add_dirt(self._table.snapshots, places)

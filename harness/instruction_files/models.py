@@ -19,8 +19,19 @@ from datetime import datetime
 from typing import Literal
 
 from harness.errors import HarnessError
+from harness.workspace.paths import WorkspaceNotFoundError
+
+__all__ = [
+    "InstructionSet",
+    "InstructionSource",
+    "InstructionStoreError",
+    "SourceKind",
+    "Trigger",
+    "WorkspaceNotFoundError",
+]
 
 SourceKind = Literal["root", "directory", "database"]
+Trigger = Literal["always", "paths"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +49,10 @@ class InstructionSource:
     ``version`` is the source's revision for provenance: the row's ``updated_at`` for the
     database, the ``digest`` for a file (the default when none is given), or for a file with
     imports a sha256 over its digest and its imports' (an edited import is a new revision).
+
+    ``format`` names the rule format that read the file (``"agents"``, ``"claude"``) or is
+    ``"database"`` for the row. ``trigger`` is ``"always"`` for every source a load returns
+    today (a rule that applies only to paths matching its ``globs`` would be ``"paths"``).
     """
 
     kind: SourceKind
@@ -47,6 +62,9 @@ class InstructionSource:
     depth: int
     version: str | None = None
     imports: tuple[tuple[str, str], ...] = ()
+    format: str = "agents"
+    trigger: Trigger = "always"
+    globs: tuple[str, ...] = ()
 
     @property
     def revision(self) -> str:
@@ -88,7 +106,3 @@ class InstructionStoreError(HarnessError):
     Raised to the caller of ``load`` only: the cache task and the supervision tree are not
     affected, and nothing is cached, so the next ``load`` reads again.
     """
-
-
-class WorkspaceNotFoundError(HarnessError, FileNotFoundError):
-    """The workspace given to ``load`` does not exist or is not a directory."""

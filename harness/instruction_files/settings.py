@@ -6,39 +6,17 @@ Build them in code, or let ``harness.load_config`` read them from TOML::
 
     settings = InstructionFilesSettings(names=("AGENTS.md",), cache_ttl=30.0)
     assert settings.max_bytes > 0
-
-Design notes: one pydantic model, frozen and strict about unknown keys, so a typo in a config
-file is an error naming the key rather than a setting silently ignored; file names are plain
-names (no directory part), checked here once.
 """
 
 from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from harness.workspace.vendored import DEFAULT_VENDORED
+
 DEFAULT_NAMES: tuple[str, ...] = ("AGENTS.override.md", "AGENTS.md")
 
-# Directories that hold other people's code, tool state or build caches: their instruction
-# files (if any) are not the workspace's, and walking them is most of the cost of a walk.
-DEFAULT_VENDORED: tuple[str, ...] = (
-    "node_modules",
-    "bower_components",
-    "jspm_packages",
-    ".venv",
-    "venv",
-    ".virtualenv",
-    "__pycache__",
-    ".mypy_cache",
-    ".pytest_cache",
-    ".ruff_cache",
-    ".hypothesis",
-    ".tox",
-    ".nox",
-    ".gradle",
-    ".terraform",
-    ".hg",
-    ".svn",
-)
+__all__ = ["DEFAULT_NAMES", "DEFAULT_VENDORED", "InstructionFilesSettings"]
 
 
 def _plain_names(values: tuple[str, ...], what: str) -> tuple[str, ...]:
@@ -67,6 +45,9 @@ class InstructionFilesSettings(BaseModel):
       the statement timeout of a PostgreSQL database.
     - ``listener_heartbeat``: with a PostgreSQL database, a lost change-notice connection is
       noticed within this many seconds (its rows stop being served from the cache at once).
+    - ``formats``: the rule formats read, in precedence order within one directory (default
+      ``("agents",)``; ``"claude"`` adds ``CLAUDE.md`` / ``CLAUDE.local.md``). A ``Harness``
+      sets it from the configuration's top-level ``formats``.
     - ``walk_threads``: threads that walk a workspace (``None``: 1 on a machine with at most
       two CPUs, where extra threads measured slower, else 4).
     """
@@ -81,11 +62,19 @@ class InstructionFilesSettings(BaseModel):
     database_timeout: float = Field(default=5.0, ge=0, allow_inf_nan=False, strict=True)
     listener_heartbeat: float = Field(default=5.0, gt=0, allow_inf_nan=False, strict=True)
     walk_threads: int | None = Field(default=None, ge=1, le=64, strict=True)
+    formats: tuple[str, ...] = Field(default=("agents",), min_length=1)
 
     @field_validator("names")
     @classmethod
     def _names(cls, value: tuple[str, ...]) -> tuple[str, ...]:
         return _plain_names(value, "names")
+
+    @field_validator("formats")
+    @classmethod
+    def _formats(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        if len(set(value)) != len(value):
+            raise ValueError(f"formats lists a format twice: {list(value)!r}")
+        return value
 
     @field_validator("vendored")
     @classmethod

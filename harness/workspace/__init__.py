@@ -18,7 +18,9 @@ The parts, one concept each:
 - ``display``: the one escaper. Every path and warning harness shows passes through
   ``display_path`` / ``printable`` (or ``visible`` for multi-line text), so a hostile name
   cannot act on a terminal or forge a line.
-- ``paths``: ``resolve_workspace`` (the real path that names a workspace), ``open_beneath``.
+- ``paths``: ``resolve_workspace`` (the real path that names a workspace; a missing one is
+  ``WorkspaceNotFoundError``), ``open_beneath``.
+- ``vendored``: ``DEFAULT_VENDORED``, the directory names no walk enters by default.
 - ``reading``: ``read_file``, the one capped reader (``O_NONBLOCK | O_NOFOLLOW``, ``fstat``
   before reading, at most one byte past the cap), ``decode`` (UTF-8, BOM and invalid bytes
   noted) and ``kind_of``.
@@ -26,8 +28,8 @@ The parts, one concept each:
   descriptors so no race can lead it outside; ``describe`` words a refusal for every layer.
 - ``gitignore``: loading ``.gitignore`` files as git reads them (the matcher is separate).
 - ``identity``: when two reads are "the same file" (``Pins``).
-- ``walk``: ``DirectoryWalk``, the directory walk through descriptors (a subclass says what
-  to do with the names it looks for; ``harness.instruction_files.discovery`` is one).
+- ``walk``: ``DirectoryWalk``, the directory walk through descriptors (a ``Visitor`` says
+  what to do with the names it looks for; ``harness.instruction_files.discovery`` has one).
 
 To add a new reader of workspace files, build it from these parts; do not open workspace
 paths by string.
@@ -45,6 +47,7 @@ from harness.workspace.gitignore import (
 from harness.workspace.identity import PINS, Identity, PinBudget, Pins
 from harness.workspace.paths import (
     PATH_MAX,
+    WorkspaceNotFoundError,
     name_length,
     open_beneath,
     resolve_workspace,
@@ -61,9 +64,18 @@ from harness.workspace.reading import (
     reason,
 )
 from harness.workspace.symlinks import SymlinkPolicy, SymlinkRefusal, SymlinkTarget, describe
-from harness.workspace.walk import DirectoryWalk, WalkCancelled, default_threads
+from harness.workspace.vendored import DEFAULT_VENDORED
+from harness.workspace.walk import (
+    DirectoryWalk,
+    Guide,
+    Here,
+    Visitor,
+    WalkCancelled,
+    default_threads,
+)
 
 __all__ = [
+    "DEFAULT_VENDORED",
     "DIR_FLAGS",
     "GITIGNORE",
     "GITIGNORE_MAX_BYTES",
@@ -72,13 +84,17 @@ __all__ = [
     "PINS",
     "DirectoryWalk",
     "FileRead",
+    "Guide",
+    "Here",
     "Identity",
     "PinBudget",
     "Pins",
     "SymlinkPolicy",
     "SymlinkRefusal",
     "SymlinkTarget",
+    "Visitor",
     "WalkCancelled",
+    "WorkspaceNotFoundError",
     "decode",
     "default_threads",
     "describe",

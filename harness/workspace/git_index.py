@@ -6,23 +6,6 @@
     >>> tracked, problem = load_tracked("/srv/checkouts/acme")    # doctest: +SKIP
     >>> tracked.tracked("docs/AGENTS.md"), tracked.holds("docs")   # doctest: +SKIP
     (True, True)
-
-Design notes:
-
-- Only ``<workspace>/.git`` counts (a directory, or a file ``gitdir: <path>`` as in linked
-  worktrees and submodules); nothing above the workspace is consulted, and no environment
-  variable (``GIT_DIR``, ``GIT_INDEX_FILE``) either: the result depends on the tree alone.
-- The index is parsed by dulwich (``dulwich.index.read_index``: pure Python, typed, reads
-  index versions 2 to 4, paths as bytes). pygit2 reads the file faster but exposes neither the
-  skip-worktree bit nor undecodable paths; see README "Ignore rules" for the measurements.
-- Like ``git check-ignore``, entries with the skip-worktree bit (sparse checkouts) do not
-  count as tracked; every other entry (any stage, intent-to-add) does.
-- The file is read at most once per change: the result is cached under the index's path and
-  reused while ``(st_dev, st_ino, st_size, st_mtime_ns)`` of the open file is unchanged (git
-  replaces the index by renaming a new file over it, so any rewrite changes the inode).
-  No subprocess is ever started.
-- An index that cannot be read is a problem string, and nothing is taken as tracked: that
-  errs towards ignoring more, never towards reading an ignored file.
 """
 
 from __future__ import annotations
@@ -36,7 +19,7 @@ from dataclasses import dataclass, field
 
 from harness.workspace.reading import FileRead, read_file, reason
 
-__all__ = ["TrackedPaths", "git_dirs", "load_tracked"]
+__all__ = ["TrackedPaths", "git_dirs", "git_places", "load_tracked"]
 
 _FLAGS = (
     os.O_RDONLY
@@ -113,6 +96,26 @@ def git_dirs(root: str) -> tuple[str, str] | None:
     if common is None or not common.strip():
         return gitdir, gitdir
     return gitdir, os.path.normpath(os.path.join(gitdir, os.fsdecode(common.strip())))
+
+
+def git_places(root: str) -> tuple[str, ...]:
+    """The real paths of what a walk of ``root`` reads from git that lie outside
+    ``<root>/.git``: a linked worktree's git directory (its index, under the main
+    repository's ``.git/worktrees/NAME/``), and the real path of ``info/exclude`` when it is
+    shared or a symlink. An invalidated path at or inside one of these (or a directory
+    holding one) concerns every set read from ``root``. Empty for a plain repository.
+    """
+    dirs = git_dirs(root)
+    if dirs is None:
+        return ()
+    gitdir, common = dirs
+    inside = os.path.join(root, ".git")
+    found: dict[str, None] = {}
+    for path in (gitdir, os.path.join(common, "info", "exclude")):
+        real = os.path.realpath(path)
+        if real != inside and not real.startswith(inside + os.sep):
+            found[real] = None
+    return tuple(found)
 
 
 _lock = threading.Lock()

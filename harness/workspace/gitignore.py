@@ -19,12 +19,8 @@ fails closed (what it ignores is unknown). The matcher itself (``IgnoreFile``) i
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+from harness.workspace.ignore import IgnoreFile
 from harness.workspace.reading import read_file, reason
-
-if TYPE_CHECKING:
-    from harness.workspace.ignore import IgnoreFile
 
 __all__ = ["GITIGNORE", "GITIGNORE_MAX_BYTES", "load_gitignore", "read_gitignore"]
 
@@ -53,8 +49,6 @@ def load_gitignore(
 ) -> tuple[IgnoreFile | str | None, list[str]]:
     """The rules of directory ``rel``'s ``.gitignore`` (None if none apply, or why it cannot
     be applied), and the problems of its lines (each line with a problem is ignored)."""
-    from harness.workspace.ignore import IgnoreFile  # (no cycle at import time)
-
     data = read_gitignore(path, dir_fd=dir_fd)
     if data is None or isinstance(data, str):
         return data, []

@@ -21,18 +21,21 @@ from __future__ import annotations
 import errno
 import os
 
+from harness.errors import HarnessError
 from harness.workspace.reading import DIR_FLAGS, reason
 
-__all__ = ["PATH_MAX", "open_beneath", "resolve_workspace", "too_long"]
+__all__ = ["PATH_MAX", "WorkspaceNotFoundError", "open_beneath", "resolve_workspace", "too_long"]
+
+
+class WorkspaceNotFoundError(HarnessError, FileNotFoundError):
+    """The workspace given to ``load`` does not exist or is not a directory."""
+
 
 PATH_MAX = os.pathconf("/", "PC_PATH_MAX") if hasattr(os, "pathconf") else 4096
 
 
 def resolve_workspace(workspace: str | os.PathLike[str]) -> str:
     """The workspace's real path; ``WorkspaceNotFoundError`` if it is missing or not a dir."""
-    # Imported here: harness.instruction_files imports this package (no import cycle).
-    from harness.instruction_files.models import WorkspaceNotFoundError
-
     given = os.fspath(workspace)
     if not given:
         # realpath("") is the current directory: an unset variable must not mean "walk here".

@@ -49,13 +49,12 @@ from typing import TYPE_CHECKING, Literal
 
 from harness.workspace.display import display_path
 from harness.workspace.gitignore import GITIGNORE, load_gitignore
+from harness.workspace.ignore import IgnoreChain, IgnoreFile, workspace_rules
 from harness.workspace.paths import open_beneath
 from harness.workspace.reading import DIR_FLAGS, OPEN_FLAGS, reason
 
 if TYPE_CHECKING:
     from types import TracebackType
-
-    from harness.workspace.ignore import IgnoreChain, IgnoreFile
 
 __all__ = ["SymlinkPolicy", "SymlinkRefusal", "SymlinkTarget", "describe"]
 
@@ -302,8 +301,6 @@ class SymlinkPolicy:
     def _workspace_rules(self) -> IgnoreChain | SymlinkRefusal | None:
         base = self._base
         if base is False:
-            from harness.workspace.ignore import workspace_rules  # (no cycle at import time)
-
             rules = workspace_rules(self.root)
             problem = rules.exclude_problem
             base = rules.chain
@@ -346,8 +343,6 @@ class SymlinkPolicy:
 
 
 def _extended(chain: IgnoreChain | None, ignore: IgnoreFile) -> IgnoreChain:
-    from harness.workspace.ignore import IgnoreChain  # (no cycle at import time)
-
     return IgnoreChain((ignore,)) if chain is None else chain.extended(ignore)
 
 

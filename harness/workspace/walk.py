@@ -4,32 +4,34 @@
     >>> from harness.workspace import DirectoryWalk, resolve_workspace
     >>> root = resolve_workspace(tempfile.mkdtemp())
     >>> os.makedirs(os.path.join(root, "pkg", "node_modules"))
-    >>> class Names(DirectoryWalk):
-    ...     def files(self, fd, rel, depth, length, chain, named):
-    ...         self.seen.extend(named)
-    >>> walk = Names(root, prune=("node_modules",), special=("AGENTS.md",))
-    >>> walk.seen = []
     >>> open(os.path.join(root, "pkg", "AGENTS.md"), "w").close()
-    >>> walk.run(threads=1); walk.seen, walk.warnings
+    >>> class Names:                      # the visitor: what to do with the named entries
+    ...     def __init__(self): self.seen = []
+    ...     def files(self, walk, here, named): self.seen.extend(named)
+    >>> names = Names()
+    >>> walk = DirectoryWalk(root, names, prune=("node_modules",), special=("AGENTS.md",))
+    >>> walk.run(threads=1); names.seen, walk.warnings
     (['AGENTS.md'], [])
 
-A subclass says what to do with the entries named in ``special`` (``files``); the walk does the
-rest: it lists each directory once with ``os.scandir`` (no ``stat`` per entry: the type comes
-from the listing), never enters ``.git``, a ``prune`` name, a directory symlink or a directory
-ignored by git (``harness.workspace.ignore``: the ``.gitignore`` files above it, root and
-nested, and ``.git/info/exclude``) unless it holds files tracked in the index, which it is then
-entered for alone, and turns every ``OSError`` into a warning. These prunes are policy, not
-problems: they are silent. A ``.gitignore`` or exclude file that cannot be applied fails
-closed: nothing it governs is read (a warning says so).
+A visitor (``Visitor``: one method, ``files``) says what to do with the entries named in
+``special``; the walk does the rest: it lists each directory once with ``os.scandir`` (no
+``stat`` per entry: the type comes from the listing), never enters ``.git``, a ``prune`` name,
+a directory symlink or a directory ignored by git (``harness.workspace.ignore``: the
+``.gitignore`` files above it, root and nested, and ``.git/info/exclude``) unless it holds
+files tracked in the index, which it is then entered for alone, and turns every ``OSError``
+into a warning. These prunes are policy, not problems: they are silent. A ``.gitignore`` or
+exclude file that cannot be applied fails closed: nothing it governs is read (a warning says
+so).
 
 Race-free: the root is opened once; every directory is opened relative to its parent's
 descriptor with ``O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC`` and listed with
-``os.scandir(fd)``; a subclass opens files with ``dir_fd=``. A directory swapped for a symlink
-to somewhere else between its listing and its open is refused by the kernel (``ELOOP``), so a
-walk can never be led outside the workspace. A directory stays open only until its last
-queued subdirectory is opened (the fds held are about the depth of the tree), within a
-process-wide budget; past it, a subdirectory is reached from the root one ``O_NOFOLLOW`` step
-at a time instead. ``PATH_MAX`` is honoured as if paths were used (``paths.too_long``).
+``os.scandir(fd)``; a visitor opens files with ``dir_fd=`` (``Here.fd``). A directory swapped
+for a symlink to somewhere else between its listing and its open is refused by the kernel
+(``ELOOP``), so a walk can never be led outside the workspace. A directory stays open only
+until its last queued subdirectory is opened (the fds held are about the depth of the tree),
+within a process-wide budget; past it, a subdirectory is reached from the root one
+``O_NOFOLLOW`` step at a time instead. ``PATH_MAX`` is honoured as if paths were used
+(``paths.too_long``).
 
 Speed: one ``open`` and one ``scandir`` per directory, each entry looked at once with set
 lookups, prunes applied before a directory is queued, ``.gitignore`` rules evaluated only
@@ -43,18 +45,16 @@ import os
 import sys
 import threading
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Literal
+from typing import Literal, NamedTuple, Protocol
 
 from harness.errors import HarnessError
 from harness.workspace.gitignore import GITIGNORE, load_gitignore
 from harness.workspace.identity import PinBudget
+from harness.workspace.ignore import IgnoreChain, IgnoreFile, WorkspaceRules, workspace_rules
 from harness.workspace.paths import PATH_MAX, name_length, open_beneath, too_long
 from harness.workspace.reading import DIR_FLAGS, reason
 
-if TYPE_CHECKING:
-    from harness.workspace.ignore import IgnoreChain
-
-__all__ = ["DirectoryWalk", "WalkCancelled", "default_threads"]
+__all__ = ["DirectoryWalk", "Guide", "Here", "Visitor", "WalkCancelled", "default_threads"]
 
 _BATCH = 32  # directories a walk thread scans before sharing the rest of its subtree
 _DIRECTORIES = PinBudget()  # directory descriptors all walks may keep open for their children
@@ -62,6 +62,35 @@ _DIRECTORIES = PinBudget()  # directory descriptors all walks may keep open for 
 
 class WalkCancelled(HarnessError):
     """The walk was asked to stop (its ``load`` was cancelled); nothing is returned."""
+
+
+class Here(NamedTuple):
+    """The directory a visitor is shown: open as ``fd`` (open files with ``dir_fd=fd``),
+    workspace-relative ``rel`` (``""`` for the root), its ``depth`` below the root, the bytes
+    of its absolute path (``length``) and the ignore ``chain`` that applies to its entries."""
+
+    fd: int
+    rel: str
+    depth: int
+    length: int
+    chain: IgnoreChain | None
+
+
+class Visitor(Protocol):
+    """What a walk does with the ``special`` entries of each directory."""
+
+    def files(self, walk: DirectoryWalk, here: Here, named: dict[str, os.DirEntry[str]]) -> None:
+        """Handle ``named`` (one that is a directory is also walked); warn with
+        ``walk.warn``."""
+
+
+class Guide(Protocol):
+    """Which subdirectories of some listed directories to walk (an incremental reload)."""
+
+    directories: frozenset[str]
+
+    def choose(self, rel: str, subdirs: list[str]) -> list[str]:
+        """The subdirectories of ``rel`` (one of ``directories``) to walk now."""
 
 
 class _Parent:
@@ -81,54 +110,61 @@ _Job = tuple["_Parent | None", str, str, int, "IgnoreChain | None", int]
 
 
 class DirectoryWalk:
-    """One walk of one workspace; shared by its threads. Subclasses implement ``files``.
+    """One walk of one workspace, shared by its threads; ``visitor`` handles the entries
+    named in ``special``.
 
     ``only``, when set, narrows the walk to chains of directories (``targets.Scope.only``):
     per directory, the names of the subdirectories to enter; every other one is neither
     opened nor listed. Everything else (prunes, ``.gitignore``, warnings) is unchanged.
+    ``rules``: the workspace's own ignore rules when the caller has them already (read
+    from ``.git`` otherwise). ``record``: keep what a snapshot for incremental reloads
+    needs (``listed``, ``chains``, ``entries``); ``guide`` picks the subdirectories of its
+    directories to walk.
     """
-
-    only: Mapping[str, frozenset[str]] | None = None
 
     def __init__(
         self,
         root: str,
+        visitor: Visitor,
         *,
         prune: Iterable[str],
         special: Iterable[str],
         stop: threading.Event | None = None,
         gitignores: bool = True,
+        only: Mapping[str, frozenset[str]] | None = None,
+        rules: WorkspaceRules | None = None,
+        record: bool = False,
+        guide: Guide | None = None,
     ) -> None:
         self.root = root
+        self.visitor = visitor
         self.prune = frozenset((*prune, ".git"))
         self.gitignores = gitignores
         self.special = frozenset((*special, GITIGNORE)) if gitignores else frozenset(special)
         self.stop = stop
+        self.only = only
         self.warnings: list[tuple[str, str]] = []
         self.base: IgnoreChain | None = None  # .git/info/exclude and the tracked paths
         self.closed = False  # the exclude file cannot be applied: nothing is read
         if gitignores:
-            self._workspace_rules()
+            self._workspace_rules(rules if rules is not None else workspace_rules(root))
         self.root_fd = -1
-        # When a subclass wants it recorded (a snapshot for incremental reloads): the
-        # subdirectories each listed directory walked (``listed``), the chain each applied
-        # .gitignore made for its subtree (``chains``) and the chain of each ignored
-        # directory entered for its tracked files (``entries``); ``guide``: directories
-        # whose subdirectories go through ``guided`` first.
-        self.listed: dict[str, Sequence[str]] | None = None
+        # When recorded (a snapshot for incremental reloads): the subdirectories each listed
+        # directory walked (``listed``), the chain each applied .gitignore made for its
+        # subtree (``chains``) and the chain of each ignored directory entered for its
+        # tracked files (``entries``).
+        self.listed: dict[str, Sequence[str]] | None = {} if record else None
         self.chains: dict[str, IgnoreChain] = {}
         self.entries: dict[str, IgnoreChain] = {}
-        self.guide: frozenset[str] | None = None
+        self.guide = guide
+        self.guided = guide.directories if guide is not None else None
         self._lock = threading.Lock()
         self._open: set[_Parent] = set()  # parents holding a descriptor
 
     def warn(self, rel: str, reason: str) -> None:
         self.warnings.append((rel, reason))
 
-    def _workspace_rules(self) -> None:
-        from harness.workspace.ignore import workspace_rules  # (no cycle at import time)
-
-        rules = workspace_rules(self.root)
+    def _workspace_rules(self, rules: WorkspaceRules) -> None:
         self.base = rules.chain
         if rules.index_problem is not None:
             self.warn(".git/index", f"{rules.index_problem}: no file counts as tracked")
@@ -138,23 +174,6 @@ class DirectoryWalk:
                 f"{rules.exclude_problem}: nothing is read, since what it ignores is unknown",
             )
             self.closed = True
-
-    def files(
-        self,
-        fd: int,
-        rel: str,
-        depth: int,
-        length: int,
-        chain: IgnoreChain | None,
-        named: dict[str, os.DirEntry[str]],
-    ) -> None:
-        """Handle the ``special`` entries of the directory open as ``fd`` (``named``; one that
-        is a directory is also walked); ``length`` is the bytes of its absolute path."""
-        raise NotImplementedError
-
-    def guided(self, rel: str, subdirs: list[str]) -> list[str]:
-        """The subdirectories of ``rel`` (a directory in ``guide``) to walk now."""
-        return subdirs
 
     # -- one directory ---------------------------------------------------------------------
 
@@ -168,7 +187,7 @@ class DirectoryWalk:
         """
         special, prune, stop = self.special, self.prune, self.stop
         scandir, pop, push, dopen = os.scandir, stack.pop, stack.append, os.open
-        lock, listed, guide = self._lock, self.listed, self.guide
+        lock, listed, guide = self._lock, self.listed, self.guided
         only = self.only
         while stack and budget > 0:
             budget -= 1
@@ -224,16 +243,20 @@ class DirectoryWalk:
                         assert chain is not None
                         subdirs, entered = self._record_entered(rel, chain, subdirs, entered)
                     else:
-                        listed[rel] = subdirs or ()  # (no empty list kept per leaf)
+                        # a tuple: the collector stops tracking it (a snapshot holds 1 per dir)
+                        listed[rel] = tuple(subdirs) if subdirs else ()
                         if guide is not None and rel in guide:
-                            subdirs = self.guided(rel, subdirs)
+                            assert self.guide is not None
+                            subdirs = self.guide.choose(rel, subdirs)
                 if not subdirs and not entered:
                     continue
                 held = self._hold(fd, rel, len(subdirs) + len(entered))
                 kept = held.fd is not None
                 depth += 1
+                length += 1  # the "/" before each name; an ASCII name is one byte a character
                 for name in subdirs:
-                    push((held, name, prefix + name, depth, chain, length + 1 + name_length(name)))
+                    size = len(name) if name.isascii() else name_length(name)
+                    push((held, name, prefix + name, depth, chain, length + size))
                 if entered:
                     assert chain is not None
                     inside = chain.inside_ignored()
@@ -245,7 +268,7 @@ class DirectoryWalk:
                                 prefix + name,
                                 depth,
                                 inside,
-                                length + 1 + name_length(name),
+                                length + name_length(name),
                             )
                         )
             finally:
@@ -270,9 +293,9 @@ class DirectoryWalk:
         self.listed[rel] = [*subdirs, *entered]
         inside = chain.inside_ignored()
         self.entries.update((prefix + name, inside) for name in entered)
-        if self.guide is None or rel not in self.guide:
+        if self.guide is None or rel not in self.guide.directories:
             return subdirs, entered
-        now = set(self.guided(rel, [*subdirs, *entered]))
+        now = set(self.guide.choose(rel, [*subdirs, *entered]))
         return [n for n in subdirs if n in now], [n for n in entered if n in now]
 
     def _open_dir(self, parent: _Parent | None, rel: str, length: int) -> int:
@@ -312,8 +335,9 @@ class DirectoryWalk:
         named: dict[str, os.DirEntry[str]],
         subdirs: list[str],
     ) -> IgnoreChain | None:
-        """The special entries: one that is a directory is walked like any other (``files``
-        still sees it, to warn), the ``.gitignore`` is applied, the rest goes to ``files``."""
+        """The special entries: one that is a directory is walked like any other (the
+        visitor still sees it, to warn), the ``.gitignore`` is applied, the rest goes to the
+        visitor."""
         for name, entry in named.items():
             if name not in self.prune and entry.is_dir(follow_symlinks=False):
                 subdirs.append(name)
@@ -329,7 +353,7 @@ class DirectoryWalk:
             if self.listed is not None and applied is not None:
                 self.chains[rel] = applied
         if named:
-            self.files(fd, rel, depth, length, chain, named)
+            self.visitor.files(self, Here(fd, rel, depth, length, chain), named)
         return chain
 
     def _gitignore(
@@ -356,8 +380,6 @@ class DirectoryWalk:
             self.warn(shown, f"{problem}; the line is ignored, as git does")
         if rules is None:
             return chain
-        from harness.workspace.ignore import IgnoreChain, IgnoreFile
-
         assert isinstance(rules, IgnoreFile)
         return IgnoreChain((rules,)) if chain is None else chain.extended(rules)
 

@@ -14,9 +14,8 @@ import anyio
 import anyio.lowlevel
 import pytest
 
-import harness.instruction_files.discovery as discovery
+import harness.instruction_files.discovery.sources as sources_module
 import harness.instruction_files.files as files_module
-import harness.instruction_files.sources as sources_module
 from harness.instruction_files import (
     InstructionFiles,
     InstructionFilesSettings,
@@ -26,7 +25,7 @@ from harness.instruction_files import (
     StoreRead,
     WorkspaceNotFoundError,
 )
-from harness.instruction_files.incremental import Base
+from harness.instruction_files.discovery.incremental import Base
 from harness.runtime import Supervisor
 
 DbMaker = Callable[[Iterable[tuple[str, str, object]]], Path]
@@ -400,7 +399,7 @@ async def test_workspace_resolved_before_invalidate_is_not_cached(
         write_version(directory, text)
     link = tmp_path / "current"
     link.symlink_to(old, target_is_directory=True)
-    original = discovery.resolve_workspace
+    original = files_module.resolve_workspace
     files = InstructionFiles(SETTINGS)
     raced: list[bool] = []
 

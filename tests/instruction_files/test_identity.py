@@ -7,10 +7,12 @@ import os
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from harness.instruction_files import InstructionFilesSettings, discover, discovery
+from harness.instruction_files.discovery import Directory
 from harness.workspace import identity
 from tests.filesystem import reuses_inodes_at_once, run_python_in_child
 
@@ -38,20 +40,20 @@ def save_after_first_read(ws: Path, write: Writer, monkeypatch: pytest.MonkeyPat
         pytest.skip("this filesystem does not reuse inode numbers at once (e.g. tmpfs)")
     write("a/AGENTS.md", "a v0\n")
     write("b/AGENTS.md", "b v0\n")
-    read = discovery._Walk._read
+    read = Directory.read
     saved: list[str] = []
 
-    def read_then_save(self: discovery._Walk, *args: object) -> None:
-        read(self, *args)  # type: ignore[arg-type]
+    def read_then_save(self: Directory, name: str, *args: Any, **kwargs: Any) -> None:
+        read(self, name, *args, **kwargs)
         if saved:
             return
-        first = str(args[3])  # file_rel
+        first = self.prefix + name
         other = "b/AGENTS.md" if first == "a/AGENTS.md" else "a/AGENTS.md"
         _atomic_save(ws / first, f"{first} v1\n")
         _atomic_save(ws / other, f"{other} v1\n")
         saved.extend((first, other))
 
-    monkeypatch.setattr(discovery._Walk, "_read", read_then_save)
+    monkeypatch.setattr(Directory, "read", read_then_save)
     return saved
 
 
@@ -127,16 +129,16 @@ def test_pinned_descriptors_are_released_when_the_walk_is_cancelled(
     for n in range(20):
         write(f"d{n}/AGENTS.md", f"{n}\n")
     stop = threading.Event()
-    read = discovery._Walk._read
+    read = Directory.read
     reads: list[None] = []
 
-    def read_then_stop(self: discovery._Walk, *args: object) -> None:
-        read(self, *args)  # type: ignore[arg-type]
+    def read_then_stop(self: Directory, *args: Any, **kwargs: Any) -> None:
+        read(self, *args, **kwargs)
         reads.append(None)
         if len(reads) == 5:
             stop.set()
 
-    monkeypatch.setattr(discovery._Walk, "_read", read_then_stop)
+    monkeypatch.setattr(Directory, "read", read_then_stop)
     before = _open_descriptors()
     with pytest.raises(discovery.DiscoveryCancelled):
         discover(ws, ONE_THREAD, stop=stop)

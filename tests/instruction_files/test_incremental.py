@@ -16,14 +16,21 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import harness.instruction_files.sources as files_module
+import harness.instruction_files.discovery.sources as files_module
 from harness.instruction_files import (
     InstructionFiles,
     InstructionFilesSettings,
     InstructionSet,
     discover,
 )
-from harness.instruction_files.incremental import DIRT_LIMIT, Base, Snapshot, add_dirt, scope, walk
+from harness.instruction_files.discovery.incremental import (
+    DIRT_LIMIT,
+    Base,
+    Snapshot,
+    add_dirt,
+    scope,
+    walk,
+)
 from harness.runtime import Supervisor
 from harness.workspace import resolve_workspace
 from tests.workspace.ignore_cases import git
@@ -262,3 +269,20 @@ def test_dirt_is_bounded(tmp_path: Path) -> None:
     assert snapshots[root] == (snapshot, frozenset())
     add_dirt(snapshots, {os.path.dirname(root)})  # a directory holding the workspace
     assert root not in snapshots
+
+
+def test_a_directory_named_like_an_instruction_file_is_walked_again(tmp_path: Path) -> None:
+    """``invalidate`` of a directory that bears an instruction file's name (its contents
+    replaced wholesale, as a watcher reports) re-walks that directory, not only its parent."""
+    build(tmp_path)
+    folder = tmp_path / "d" / "AGENTS.override.md"
+    (folder / "x").mkdir(parents=True)
+    (folder / "x" / "AGENTS.md").write_text("old\n")
+    root = resolve_workspace(tmp_path)
+    _, snapshot = walk(root, SETTINGS)
+    shutil.rmtree(folder)
+    (folder / "y").mkdir(parents=True)
+    (folder / "y" / "AGENTS.md").write_text("new\n")
+    found, _ = walk(root, SETTINGS, base=(snapshot, frozenset({"d/AGENTS.override.md"})))
+    assert found == discover(root, SETTINGS)
+    assert "d/AGENTS.override.md/y/AGENTS.md" in [source.path for source in found]

@@ -28,7 +28,7 @@ TREE_HEADING = "The whole tree (each error, the builtins it also is, where to im
 
 #: Exception classes that never leave harness (control flow inside one function).
 INTERNAL = {
-    "harness.instruction_files.discovery.DiscoveryCancelled",
+    "harness.instruction_files.discovery.reader.DiscoveryCancelled",
 }
 
 

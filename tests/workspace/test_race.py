@@ -26,7 +26,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.instruction_files import InstructionFilesSettings, discover, incremental
+from harness.instruction_files import InstructionFilesSettings, discover
+from harness.instruction_files.discovery import incremental
 from harness.project_context import load_project_context
 from harness.workspace import resolve_workspace
 

@@ -13,7 +13,14 @@ import pytest
     [
         "harness.workspace.targets",
         "harness.workspace.import_door",
-        "harness.instruction_files.scoping",
+        "harness.instruction_files.discovery.scoping",
+        "harness.instruction_files.discovery",
+        "harness.instruction_files.discovery.incremental",
+        "harness.instruction_files.discovery.formats",
+        "harness.instruction_files.discovery.formats.agents",
+        "harness.workspace.walk",
+        "harness.workspace.vendored",
+        "harness.instruction_files.git_places",
     ],
 )
 def test_module_examples_run(name: str) -> None:

@@ -2,7 +2,7 @@
 
     >>> import os, tempfile
     >>> from harness.instruction_files import InstructionFilesSettings
-    >>> from harness.instruction_files.incremental import walk
+    >>> from harness.instruction_files.discovery.incremental import walk
     >>> from harness.workspace import resolve_workspace
     >>> root = resolve_workspace(tempfile.mkdtemp())
     >>> for rel in ("a", "b"):
@@ -19,8 +19,10 @@
 and ``invalidate(path)`` adds the path to its "dirt"; the next load then calls ``walk`` with
 that base. What a path can change, and so what is listed and read again:
 
-- an instruction file name (``AGENTS.md``, ``AGENTS.override.md``; created, changed, deleted,
-  replaced by a directory): its directory (its listing, its files, its ``.gitignore``);
+- a name a format reads (``AGENTS.md``, ``AGENTS.override.md``; created, changed, deleted,
+  replaced by a directory): the directories its format says it affects (for ``agents``: its
+  own directory: its listing, its files, its ``.gitignore``), and the path's subtree if it is
+  a directory;
 - a ``.gitignore``: its directory's subtree (and the parent, whose listing shows it);
 - anything else (a directory created or deleted, a file we do not know): the parent's listing
   and the path's subtree, if it is a directory;
@@ -49,11 +51,13 @@ import time
 from collections.abc import Iterable, Iterator, MutableMapping, Sequence
 from dataclasses import dataclass
 
-from harness.instruction_files.discovery import _assemble, _Found, _Walk
+from harness.instruction_files.discovery.format import Found
+from harness.instruction_files.discovery.formats import formats_for
+from harness.instruction_files.discovery.reader import Discovery
 from harness.instruction_files.models import InstructionSet
 from harness.instruction_files.settings import InstructionFilesSettings
 from harness.workspace import GITIGNORE, default_threads
-from harness.workspace.ignore import IgnoreChain
+from harness.workspace.ignore import IgnoreChain, WorkspaceRules
 
 __all__ = ["Base", "Snapshot", "add_dirt", "located", "reusable", "scope", "walk"]
 
@@ -79,7 +83,7 @@ class Snapshot:
     chains: Chains
     entries: Chains
     base: IgnoreChain | None
-    found: tuple[_Found, ...]
+    found: tuple[Found, ...]
     warnings: tuple[tuple[str, str], ...]
     shadowing: dict[str, list[str]]
     linked: frozenset[str]
@@ -159,22 +163,23 @@ def _cold(
     root: str, settings: InstructionFilesSettings, stop: threading.Event | None
 ) -> tuple[InstructionSet, Snapshot]:
     taken = time.monotonic()
-    cold = _Walk(root, settings, stop)
-    listed: Listed = {}
-    cold.listed = listed
+    cold = Discovery(root, settings, stop, record=True)
+    walk = cold.walk
     try:
-        cold.run(_threads(settings))
-        found = _assemble(cold.found, cold.warnings, cold.shadowing, cold.door)
+        walk.run(_threads(settings))
+        found = cold.assemble(cold.found, walk.warnings)
     finally:
         cold.release()
+    listed = walk.listed
+    assert listed is not None
     snapshot = Snapshot(
         settings,
         listed,
-        cold.chains,
-        cold.entries,
-        cold.base,
+        walk.chains,
+        walk.entries,
+        walk.base,
         tuple(cold.found),
-        tuple(cold.warnings),
+        tuple(walk.warnings),
         cold.shadowing,
         frozenset(cold.linked),
         taken,
@@ -200,24 +205,24 @@ def _under(rel: str, roots: set[str], *, strict: bool = False) -> bool:
 
 def _plan(snapshot: Snapshot, dirt: frozenset[str]) -> tuple[set[str], set[str]] | None:
     """(directories to list again, subtrees to walk whole), or None for a cold walk."""
-    names = frozenset(snapshot.settings.names)
-    gitignores = GITIGNORE not in names
+    formats = formats_for(snapshot.settings)
+    owners = {name: fmt for fmt in reversed(formats) for name in fmt.candidates()}
+    gitignores = GITIGNORE not in owners
     own: set[str] = set(snapshot.linked)
     whole: set[str] = set()
     for rel in dirt:
         if not rel or rel.split("/", 1)[0] == ".git":
             return None
         parent, _, name = rel.rpartition("/")
-        if name in names:
-            own.add(parent)
-        elif gitignores and name == GITIGNORE:
+        if gitignores and name == GITIGNORE:
             if not parent:
                 return None  # the root .gitignore governs everything
             whole.add(parent)
             own.add(_parent(parent))
-        else:
-            own.add(parent)
-            whole.add(rel)
+            continue
+        owner = owners.get(name)
+        own.update(owner.affects(rel) if owner is not None else (parent,))
+        whole.add(rel)  # a directory of that name (or one that replaced it): walked afresh
     whole = {rel for rel in whole if not _under(rel, whole, strict=True)}
     own = {rel for rel in own if not _under(rel, whole)}
     listed = snapshot.listed
@@ -230,35 +235,20 @@ def _plan(snapshot: Snapshot, dirt: frozenset[str]) -> tuple[set[str], set[str]]
     return own, whole
 
 
-class _Reload(_Walk):
-    """A walk from the directories to list again, reusing the snapshot's other subtrees."""
+class _Guide:
+    """A reload's guide: the directories to list again (``directories``) walk the
+    subdirectories on them, new ones, and those of ``whole``; the others' subtrees come from
+    the snapshot (``old``)."""
 
-    def __init__(
-        self,
-        root: str,
-        settings: InstructionFilesSettings,
-        stop: threading.Event | None,
-        old: Listed,
-        own: set[str],
-        whole: set[str],
-        base: IgnoreChain | None,
-    ) -> None:
-        self.given = base  # the snapshot's: a change under .git means a cold walk
-        super().__init__(root, settings, stop)
-        self.relisted: Listed = {}
-        self.listed = self.relisted
-        self.own = frozenset(own)
-        self.guide = self.own
+    def __init__(self, old: Listed, own: set[str], whole: set[str]) -> None:
+        self.directories = frozenset(own)
         self.old = old
         self.whole = whole
         self.replaced: list[str] = []  # subtrees walked afresh, or gone
 
-    def _workspace_rules(self) -> None:
-        self.base = self.given
-
-    def guided(self, rel: str, subdirs: list[str]) -> list[str]:
+    def choose(self, rel: str, subdirs: list[str]) -> list[str]:
         prefix = rel + "/" if rel else ""
-        guide, old, whole, replaced = self.own, self.old, self.whole, self.replaced
+        guide, old, whole, replaced = self.directories, self.old, self.whole, self.replaced
         walked = []
         for name in subdirs:
             child = prefix + name
@@ -316,14 +306,18 @@ def _reload(
     """The incremental walk and the merge; None when a start cannot be opened."""
     old = snapshot.listed
     starts = sorted(rel for rel in own if not rel or _parent(rel) not in own)
-    reload = _Reload(root, settings, stop, old, own, whole, snapshot.base)
+    guide = _Guide(old, own, whole)
+    rules = WorkspaceRules(snapshot.base)  # the snapshot's: a change under .git is a cold walk
+    reload = Discovery(root, settings, stop, rules=rules, record=True, guide=guide)
     try:
-        reload.run(_threads(settings), [(rel, _chain_above(snapshot, rel)) for rel in starts])
-        merged = _merge(settings, snapshot, reload, starts, own)
+        starting = [(rel, _chain_above(snapshot, rel)) for rel in starts]
+        reload.walk.run(_threads(settings), starting)
+        merged = _merge(settings, snapshot, reload, guide, starts, own)
         if merged is None:
             return None
         # Imports are expanded through the reload's symlink policy: before it is released.
-        return _assemble(merged.found, merged.warnings, merged.shadowing, reload.door), merged
+        reload.shadowing = merged.shadowing
+        return reload.assemble(merged.found, merged.warnings), merged
     finally:
         reload.release()
 
@@ -331,31 +325,35 @@ def _reload(
 def _merge(
     settings: InstructionFilesSettings,
     snapshot: Snapshot,
-    reload: _Reload,
+    reload: Discovery,
+    guide: _Guide,
     starts: list[str],
     own: set[str],
 ) -> Snapshot | None:
     """The snapshot after a reload: the old one with what the reload re-read replaced; None
     when a start could not be opened (gone or swapped: what is there is unknown)."""
     old = snapshot.listed
+    walk = reload.walk
+    relisted = walk.listed
+    assert relisted is not None
     begun = set(starts)
-    for rel, reason in reload.warnings:
+    for rel, reason in walk.warnings:
         if reason.startswith(_SKIPPED_DIRECTORY) and (rel if rel != "." else "") in begun:
             return None  # gone or swapped since the snapshot: what is there is unknown
-    dropped = own.union(_subtrees(old, reload.replaced))
+    dropped = own.union(_subtrees(old, guide.replaced))
     listed = dict(old)
     for rel in dropped:
         listed.pop(rel, None)
-    listed.update(reload.relisted)
+    listed.update(relisted)
     chains = {rel: chain for rel, chain in snapshot.chains.items() if rel not in dropped}
-    chains.update(reload.chains)
+    chains.update(walk.chains)
     # (an entered directory's chain is its parent's decision: it goes when the parent does)
     entries = {rel: chain for rel, chain in snapshot.entries.items() if _parent(rel) not in dropped}
-    entries.update(reload.entries)
+    entries.update(walk.entries)
     found = [item for item in snapshot.found if _parent(item.rel) not in dropped]
     found += reload.found
     warnings = [item for item in snapshot.warnings if _owner(*item) not in dropped]
-    warnings += reload.warnings
+    warnings += walk.warnings
     shadowing = {
         rel: shadowed for rel, shadowed in snapshot.shadowing.items() if _parent(rel) not in dropped
     }
@@ -372,6 +370,6 @@ def _merge(
         shadowing,
         frozenset(linked),
         snapshot.taken,
-        len(reload.relisted),
+        len(relisted),
     )
     return merged

@@ -2,7 +2,7 @@
 
     >>> import anyio, functools, os, tempfile
     >>> from harness.workspace import resolve_workspace
-    >>> from harness.instruction_files.scoping import scope_for
+    >>> from harness.instruction_files.discovery.scoping import scope_for
     >>> root = resolve_workspace(tempfile.mkdtemp())
     >>> os.makedirs(os.path.join(root, "pkg", "src"))
     >>> find = functools.partial(scope_for, root, None, ["pkg/src/new.py"], prune=())
@@ -26,7 +26,7 @@ from collections.abc import Iterable, Sequence
 
 import anyio.to_thread
 
-from harness.instruction_files.discovery import walk_workspace
+from harness.instruction_files.discovery.reader import walk_workspace
 from harness.instruction_files.models import InstructionSet
 from harness.instruction_files.settings import InstructionFilesSettings
 from harness.workspace.targets import Scope, scope_of

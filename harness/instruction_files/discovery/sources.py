@@ -6,7 +6,7 @@ thread while the row is read from the store, concurrently::
 
     import anyio
     from harness.instruction_files import InstructionFilesSettings
-    from harness.instruction_files.sources import read_sources
+    from harness.instruction_files.discovery.sources import read_sources
     from harness.workspace import resolve_workspace
 
     async def main() -> None:
@@ -34,10 +34,10 @@ import anyio
 import anyio.to_thread
 
 from harness.instruction_files.cache import CacheKey
-from harness.instruction_files.incremental import Base, Snapshot
-from harness.instruction_files.incremental import walk as walk_from
+from harness.instruction_files.discovery.incremental import Base, Snapshot
+from harness.instruction_files.discovery.incremental import walk as walk_from
+from harness.instruction_files.discovery.scoping import scoped_walk
 from harness.instruction_files.models import InstructionSet
-from harness.instruction_files.scoping import scoped_walk
 from harness.instruction_files.settings import InstructionFilesSettings
 from harness.instruction_files.stores import InstructionStore, StoreRead
 from harness.instruction_files.stores.sqlite import source_path
@@ -90,7 +90,8 @@ async def read_sources(
     files, snapshot = walked.result
     sources = files.sources
     if row.source is not None:
-        sources = (*sources, dataclasses.replace(row.source, version=row.updated_at))
+        row_source = dataclasses.replace(row.source, version=row.updated_at, format="database")
+        sources = (*sources, row_source)
     warnings = (*files.warnings, *row.warnings)
     return (
         dataclasses.replace(files, sources=sources, warnings=warnings, observed_at=observed_at),

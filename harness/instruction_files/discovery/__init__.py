@@ -1,0 +1,41 @@
+"""Discovery: which files of a workspace are its instruction files, in which order.
+
+    >>> import os, tempfile
+    >>> from harness.instruction_files.discovery import discover
+    >>> ws = tempfile.mkdtemp()
+    >>> os.makedirs(os.path.join(ws, "pkg"))
+    >>> for rel in ("AGENTS.md", "pkg/AGENTS.md"):
+    ...     with open(os.path.join(ws, rel), "w") as out:
+    ...         _ = out.write(f"rules of {rel}\\n")
+    >>> [source.path for source in discover(ws)]
+    ['AGENTS.md', 'pkg/AGENTS.md']
+
+The parts:
+
+- ``format``: the ``InstructionFormat`` seam (which entries of a directory are candidates,
+  how a file becomes sources, which directories a changed path affects); ``formats``: the
+  registry, one module per format (``agents``).
+- ``reader``: the walk's visitor and ``discover`` (blocking; ``walk_workspace`` for a root
+  already resolved, with or without a scope).
+- ``incremental``: snapshots of a walk and the reloads after ``invalidate(path)``.
+- ``scoping``: ``targets=`` on a load (the chains from the root to each target).
+- ``sources``: one uncached read (the walk in a worker thread, the database row beside it).
+"""
+
+from harness.instruction_files.discovery.format import Directory as Directory
+from harness.instruction_files.discovery.format import Found as Found
+from harness.instruction_files.discovery.format import InstructionFormat as InstructionFormat
+from harness.instruction_files.discovery.formats import FORMATS as FORMATS
+from harness.instruction_files.discovery.reader import DiscoveryCancelled as DiscoveryCancelled
+from harness.instruction_files.discovery.reader import discover as discover
+from harness.instruction_files.discovery.reader import walk_workspace as walk_workspace
+
+__all__ = [
+    "FORMATS",
+    "Directory",
+    "DiscoveryCancelled",
+    "Found",
+    "InstructionFormat",
+    "discover",
+    "walk_workspace",
+]
