@@ -113,7 +113,9 @@ class _Walk(DirectoryWalk):
         self.linked: set[str] = set()  # directories whose chosen candidate was a symlink
         self.pins = Pins()
         self.symlinks = SymlinkPolicy(root, self.prune, gitignores=gitignores, base=self.base)
-        self.door = ImportDoor(self.symlinks, cap=settings.max_bytes)  # for @path imports
+        self.door = ImportDoor(
+            self.symlinks, cap=settings.max_bytes, stop=stop
+        )  # for @path imports
 
     def files(
         self,

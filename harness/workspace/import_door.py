@@ -22,7 +22,8 @@ the ``.gitignore`` files on its way down (evaluated exactly as the walk evaluate
 missing file or one that is not a regular file is refused too. The file is then read by the
 capped reader (``read_file``: never blocking, never through a symlink) and decoded by
 ``decode``; an alteration (a BOM removed, invalid UTF-8) is a warning. Each refusal is a
-warning saying why, and the ``@`` line stays as it is.
+warning saying why, and the ``@`` line stays as it is. A door given the ``stop`` event of a
+load's thread ends the expansion (``WalkCancelled``) once the load is cancelled.
 """
 
 from __future__ import annotations
@@ -77,9 +78,13 @@ class ImportDoor:
         target.close()
         return target.real_rel
 
-    def __call__(self, rel: str) -> Imported:
+    def checkpoint(self) -> None:
+        """Raise ``WalkCancelled`` once ``stop`` is set."""
         if self.stop is not None and self.stop.is_set():
             raise WalkCancelled
+
+    def __call__(self, rel: str) -> Imported:
+        self.checkpoint()
         try:
             target = self.policy.open_target(rel)
         except FileNotFoundError:
@@ -123,7 +128,9 @@ def expand_file(
     if "@" not in text:  # the common case: one scan, no door
         return text, (), []
     del door.notes[:]
-    expansion = expand(rel, text, door, max_bytes=door.cap, real=door.real)
+    expansion = expand(
+        rel, text, door, max_bytes=door.cap, real=door.real, checkpoint=door.checkpoint
+    )
     prefix = f"{rel}: "
     warnings = [  # a nested file's line: "in imported docs/a.md: import @b.md: ..."
         warning[len(prefix) :] if warning.startswith(prefix) else f"in imported {warning}"

@@ -57,6 +57,11 @@ MAX_DEPTH = 4
 
 _FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
 _CODE_INDENT = 4
+_CHECK_EVERY = 4096  # lines parsed between two calls of the caller's checkpoint
+
+
+def _never() -> None:
+    """The default checkpoint: nothing ever stops an expansion."""
 
 
 class ImportRefused(HarnessError, ValueError):
@@ -154,11 +159,13 @@ def _utf8(text: str) -> bytes:
     return text.encode("utf-8", "surrogatepass")
 
 
-def _parse(text: str, real: str) -> _File:
+def _parse(text: str, real: str, checkpoint: Callable[[], None]) -> _File:
     lines = text.split("\n")
     targets: list[tuple[int, str]] = []
     if "@" in text:
         for index, (line, code) in enumerate(zip(lines, code_lines(lines), strict=True)):
+            if not index % _CHECK_EVERY:
+                checkpoint()
             path = None if code else import_target(line)
             if path is not None:
                 targets.append((index, path))
@@ -169,6 +176,7 @@ def _parse(text: str, real: str) -> _File:
 @dataclass(slots=True)
 class _State:
     read: Callable[[str], str | Imported]
+    checkpoint: Callable[[], None]
     max_bytes: int
     spent: int  # bytes of the file and of every file expanded into it so far
     files: dict[str, _File | ImportRefused] = field(default_factory=dict)
@@ -185,7 +193,7 @@ class _State:
                 known = exc
             else:
                 text, real = (got, rel) if isinstance(got, str) else got
-                known = _parse(text, real)
+                known = _parse(text, real, self.checkpoint)
             self.files[rel] = known
         return known
 
@@ -218,6 +226,7 @@ def _expand(rel: str, file: _File, state: _State, stack: tuple[tuple[str, str], 
         return "\n".join(file.lines)
     lines = list(file.lines)
     for index, path in file.targets:
+        state.checkpoint()
         joined = posixpath.normpath(posixpath.join(posixpath.dirname(rel), path))
         why = _refusal(rel, joined, stack, state)
         if why is not None:
@@ -239,18 +248,20 @@ def expand(
     *,
     max_bytes: int,
     real: Callable[[str], str] | None = None,
+    checkpoint: Callable[[], None] = _never,
 ) -> Expansion:
     """Expand the imports of the file ``rel`` (workspace-relative POSIX path) whose text is
     ``text``; ``read(rel)`` returns an imported file's text (or ``Imported``) or raises
     ``ImportRefused``; ``real(rel)``, when given, is the file's own real path (asked only
-    when the file has an import line)."""
+    when the file has an import line). ``checkpoint()`` is called often (before each import,
+    every few thousand lines parsed): what it raises ends the expansion (a cancelled load)."""
     if "@" not in text:  # the common case costs one scan
         return Expansion(text)
-    top = _parse(text, rel)
+    top = _parse(text, rel, checkpoint)
     if not top.targets:
         return Expansion(text)
     if real is not None:
         top = dataclasses.replace(top, real=real(rel))
-    state = _State(read=read, max_bytes=max_bytes, spent=top.size)
+    state = _State(read=read, checkpoint=checkpoint, max_bytes=max_bytes, spent=top.size)
     expanded = _expand(rel, top, state, ((rel, top.real),))
     return Expansion(expanded, tuple(state.imports.items()), tuple(state.warnings))
