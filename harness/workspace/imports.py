@@ -146,10 +146,11 @@ def code_lines(lines: list[str]) -> list[bool]:
 @dataclass(frozen=True, slots=True)
 class _File:
     """A file read once per expansion: its text split in lines, where its imports are (line
-    index and target), its real path, its UTF-8 size and sha256."""
+    index, the path as written, the workspace path it names), its real path, its UTF-8
+    size and sha256."""
 
     lines: tuple[str, ...]
-    targets: tuple[tuple[int, str], ...]
+    targets: tuple[tuple[int, str, str], ...]
     real: str
     size: int
     sha: str
@@ -159,16 +160,17 @@ def _utf8(text: str) -> bytes:
     return text.encode("utf-8", "surrogatepass")
 
 
-def _parse(text: str, real: str, checkpoint: Callable[[], None]) -> _File:
+def _parse(text: str, rel: str, real: str, checkpoint: Callable[[], None]) -> _File:
     lines = text.split("\n")
-    targets: list[tuple[int, str]] = []
+    targets: list[tuple[int, str, str]] = []
+    base = posixpath.dirname(rel)
     if "@" in text:
         for index, (line, code) in enumerate(zip(lines, code_lines(lines), strict=True)):
             if not index % _CHECK_EVERY:
                 checkpoint()
             path = None if code else import_target(line)
             if path is not None:
-                targets.append((index, path))
+                targets.append((index, path, posixpath.normpath(posixpath.join(base, path))))
     data = _utf8(text)
     return _File(tuple(lines), tuple(targets), real, len(data), hashlib.sha256(data).hexdigest())
 
@@ -193,19 +195,19 @@ class _State:
                 known = exc
             else:
                 text, real = (got, rel) if isinstance(got, str) else got
-                known = _parse(text, real, self.checkpoint)
+                known = _parse(text, rel, real, self.checkpoint)
             self.files[rel] = known
         return known
 
 
 def _refusal(
-    rel: str, joined: str, stack: tuple[tuple[str, str], ...], state: _State
+    joined: str, stack: tuple[tuple[str, str], ...], names: tuple[str, ...], state: _State
 ) -> str | None:
-    """Why the import of ``joined`` by ``rel`` is not expanded (read through the door when
-    the path itself is acceptable), or None."""
+    """Why the import of ``joined`` from the top of ``stack`` (whose lexical paths are
+    ``names``) is not expanded (read through the door when the path itself is acceptable),
+    or None."""
     if joined == ".." or joined.startswith("../"):
         return "the path leaves the workspace"
-    names = [name for name, _ in stack]
     if joined in names:
         return f"an import cycle ({' -> '.join((*names, joined))})"
     if len(stack) > MAX_DEPTH:
@@ -225,10 +227,10 @@ def _expand(rel: str, file: _File, state: _State, stack: tuple[tuple[str, str], 
     if not file.targets:
         return "\n".join(file.lines)
     lines = list(file.lines)
-    for index, path in file.targets:
+    names = tuple(name for name, _ in stack)
+    for index, path, joined in file.targets:
         state.checkpoint()
-        joined = posixpath.normpath(posixpath.join(posixpath.dirname(rel), path))
-        why = _refusal(rel, joined, stack, state)
+        why = _refusal(joined, stack, names, state)
         if why is not None:
             state.warnings.setdefault(f"{rel}: import @{path}: not expanded: {why}")
             continue
@@ -257,7 +259,7 @@ def expand(
     every few thousand lines parsed): what it raises ends the expansion (a cancelled load)."""
     if "@" not in text:  # the common case costs one scan
         return Expansion(text)
-    top = _parse(text, rel, checkpoint)
+    top = _parse(text, rel, rel, checkpoint)
     if not top.targets:
         return Expansion(text)
     if real is not None:

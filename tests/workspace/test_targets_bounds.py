@@ -91,3 +91,12 @@ async def test_over_the_budget_the_scope_is_the_same_from_a_thread(ws: Path) -> 
         scope = await resolve_scope(root, targets, prune=())
     assert scope == scope_of(root, targets, prune=())
     assert scope.directories == ("", "pkg", "pkg/src")
+
+
+def test_a_scopes_directories_are_a_tuple_keyed_by_their_digest(ws: Path) -> None:
+    root = resolve_workspace(ws)
+    one = scope_of(root, ["pkg/src/a.py"], prune=()).directories
+    two = scope_of(root, ["pkg/src/b.py"], prune=()).directories
+    assert one == two == ("", "pkg", "pkg/src") and hash(one) == hash(two)
+    assert {(root, one): 1}[(root, two)] == 1  # a cache hit, whatever the spelling
+    assert one != scope_of(root, ["pkg/x.py"], prune=()).directories
