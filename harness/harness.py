@@ -42,6 +42,7 @@ from harness.prompt_assembler.budgets import PER_CALL_HINT
 from harness.runtime import ChildSpec, Supervisor
 from harness.tokenizer import ApproximateTokenizer, parse_tokenizer_spec
 from harness.tools.units import as_checks, tools_layer, tools_record
+from harness.workspace.stoppable import run_stoppable
 
 if TYPE_CHECKING:
     from harness.manifests.provenance import Provenance
@@ -347,11 +348,12 @@ class Harness:
     async def project_context(self, workspace: str | os.PathLike[str]) -> ProjectContext:
         """The workspace's ``.AGENTS/`` units, read off the event loop under the config's rules."""
         config = self.config
-        return await anyio.to_thread.run_sync(
-            lambda: load_project_context(
+        return await run_stoppable(  # cancelled: not waited for, and it stops soon after
+            lambda stop: load_project_context(
                 workspace,
                 max_file_bytes=config.project_context.max_file_bytes,
                 vendored=config.instruction_files.vendored,
+                stop=stop,
             )
         )
 

@@ -38,6 +38,7 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
+import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -51,6 +52,7 @@ from harness.workspace import (
     Pins,
     SymlinkPolicy,
     SymlinkRefusal,
+    WalkCancelled,
     decode,
     describe,
     display_path,
@@ -105,11 +107,13 @@ def load_project_context(
     *,
     max_file_bytes: int = 65536,
     vendored: Iterable[str] | None = None,
+    stop: threading.Event | None = None,
 ) -> ProjectContext:
     """Read ``WORKSPACE/.AGENTS/*.md`` into units (blocking I/O: run it in a worker thread).
 
     ``vendored`` are the directory names a symlink may not point into (besides ``.git``);
-    default: ``harness.workspace.vendored.DEFAULT_VENDORED``. ``Harness`` passes its config's.
+    default: ``harness.workspace.vendored.DEFAULT_VENDORED``. ``Harness`` passes its config's. Once
+    ``stop`` is set (from another thread) the read raises ``WalkCancelled`` soon after.
     """
     if max_file_bytes < 1:
         raise ArgumentError("max_file_bytes must be at least 1")
@@ -119,7 +123,7 @@ def load_project_context(
     imports: dict[str, tuple[tuple[str, str], ...]] = {}
     try:
         with SymlinkPolicy(root, prune) as rules:
-            units, warnings = _load(rules, pins, max_file_bytes, imports)
+            units, warnings = _load(rules, pins, max_file_bytes, imports, stop)
     except FileNotFoundError:
         return ProjectContext()
     except OSError as exc:
@@ -141,7 +145,11 @@ def _refused_directory(rules: SymlinkPolicy) -> str | None:
 
 
 def _load(
-    rules: SymlinkPolicy, pins: Pins, cap: int, imports: dict[str, tuple[tuple[str, str], ...]]
+    rules: SymlinkPolicy,
+    pins: Pins,
+    cap: int,
+    imports: dict[str, tuple[tuple[str, str], ...]],
+    stop: threading.Event | None,
 ) -> tuple[list[Unit], list[str]]:
     problem = _refused_directory(rules)
     if problem is not None:
@@ -162,6 +170,8 @@ def _load(
         warnings: list[str] = []
         seen: dict[Identity, str] = {}
         for name in ordered_names(names):
+            if stop is not None and stop.is_set():
+                raise WalkCancelled
             relative = display_path(f"{DIRECTORY}/{name}")  # printable: it names the unit
             read = _read(rules, fd, name, cap, warnings, relative)
             if read is None:
@@ -178,7 +188,9 @@ def _load(
                 warnings.append(f"{relative}: empty or whitespace only; skipped")
                 continue
             warnings.extend(f"{relative}: {note}" for note in altered)
-            door = ImportDoor(rules, cap=cap)  # @path lines: the same rules as every read
+            door = ImportDoor(
+                rules, cap=cap, stop=stop
+            )  # @path lines: the same rules as every read
             text, imported, notes = expand_file(door, f"{DIRECTORY}/{name}", text)
             warnings.extend(f"{relative}: {note}" for note in notes)
             if imported:

@@ -183,7 +183,11 @@ class Unit:
                     f"Unit {self.id!r}: max_age must be a number of seconds, "
                     f"got {type(age).__name__}"
                 )
-            if not math.isfinite(age) or age < 0:
+            try:
+                finite = math.isfinite(age)
+            except OverflowError:  # an int too large for a float (10**400)
+                finite = False
+            if not finite or age < 0:
                 raise AssemblyError(
                     f"Unit {self.id!r}: max_age must be a finite number of seconds >= 0, "
                     f"got {age!r}"

@@ -22,17 +22,20 @@ the ``.gitignore`` files on its way down (evaluated exactly as the walk evaluate
 missing file or one that is not a regular file is refused too. The file is then read by the
 capped reader (``read_file``: never blocking, never through a symlink) and decoded by
 ``decode``; an alteration (a BOM removed, invalid UTF-8) is a warning. Each refusal is a
-warning saying why, and the ``@`` line stays as it is.
+warning saying why, and the ``@`` line stays as it is. A door given the ``stop`` event of a
+load's thread ends the expansion (``WalkCancelled``) once the load is cancelled.
 """
 
 from __future__ import annotations
 
 import hashlib
+import threading
 
 from harness.workspace.display import display_path
-from harness.workspace.imports import ImportRefused, expand
+from harness.workspace.imports import Imported, ImportRefused, expand
 from harness.workspace.reading import decode, kind_of, read_file, reason
 from harness.workspace.symlinks import SymlinkPolicy, SymlinkRefusal, describe
+from harness.workspace.walk import WalkCancelled
 
 __all__ = ["ImportDoor", "expand_file", "revision"]
 
@@ -51,15 +54,37 @@ def _refused(rel: str, refusal: SymlinkRefusal) -> str:
 
 
 class ImportDoor:
-    """``read(rel)`` for ``expand``: the text of workspace-relative ``rel``, or
-    ``ImportRefused`` with the reason. ``notes`` collects the alterations of files read."""
+    """``read(rel)`` for ``expand``: the text and real path of workspace-relative ``rel``, or
+    ``ImportRefused`` with the reason. ``notes`` collects the alterations of files read.
+    Once ``stop`` is set (by the thread of a cancelled load) a read raises ``WalkCancelled``,
+    so an expansion in an abandoned worker thread ends at its next read."""
 
-    def __init__(self, policy: SymlinkPolicy, *, cap: int) -> None:
+    def __init__(
+        self, policy: SymlinkPolicy, *, cap: int, stop: threading.Event | None = None
+    ) -> None:
         self.policy = policy
         self.cap = cap
+        self.stop = stop
         self.notes: list[str] = []
 
-    def __call__(self, rel: str) -> str:
+    def real(self, rel: str) -> str:
+        """The real path of ``rel`` (itself when the policy does not resolve it)."""
+        try:
+            target = self.policy.open_target(rel)
+        except OSError:
+            return rel
+        if isinstance(target, SymlinkRefusal):
+            return rel
+        target.close()
+        return target.real_rel
+
+    def checkpoint(self) -> None:
+        """Raise ``WalkCancelled`` once ``stop`` is set."""
+        if self.stop is not None and self.stop.is_set():
+            raise WalkCancelled
+
+    def __call__(self, rel: str) -> Imported:
+        self.checkpoint()
         try:
             target = self.policy.open_target(rel)
         except FileNotFoundError:
@@ -80,7 +105,7 @@ class ImportDoor:
             raise ImportRefused(f"it cannot be read ({reason(read.error)})")
         text, altered = decode(read.data)
         self.notes.extend(f"import @{rel}: {note}" for note in altered)
-        return text
+        return Imported(text, target.real_rel)
 
 
 def revision(digest: str, imports: tuple[tuple[str, str], ...]) -> str | None:
@@ -103,7 +128,9 @@ def expand_file(
     if "@" not in text:  # the common case: one scan, no door
         return text, (), []
     del door.notes[:]
-    expansion = expand(rel, text, door, max_bytes=door.cap)
+    expansion = expand(
+        rel, text, door, max_bytes=door.cap, real=door.real, checkpoint=door.checkpoint
+    )
     prefix = f"{rel}: "
     warnings = [  # a nested file's line: "in imported docs/a.md: import @b.md: ..."
         warning[len(prefix) :] if warning.startswith(prefix) else f"in imported {warning}"

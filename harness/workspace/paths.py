@@ -44,6 +44,10 @@ def resolve_workspace(workspace: str | os.PathLike[str]) -> str:
         )
     try:
         real = os.path.realpath(given, strict=True)
+    except ValueError as exc:  # a NUL, or a character the file system cannot encode
+        raise WorkspaceNotFoundError(
+            f"workspace {given!r} cannot be a path ({exc}): pass the path of an existing directory"
+        ) from None
     except OSError as exc:
         raise WorkspaceNotFoundError(
             f"workspace {given!r} does not exist ({reason(exc)}): pass the path of an "

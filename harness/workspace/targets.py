@@ -31,6 +31,12 @@ walk, which applies the ``.gitignore`` files of the chain's directories exactly 
 does. A component that cannot be examined (permission, a symlink loop) ends the chain where
 it is, with a warning.
 
+A target is at most ``PATH_MAX`` (4096) bytes, holds no NUL and can be encoded for the file
+system; otherwise ``ArgumentError`` says so before anything is looked up. ``resolve_scope``
+(what a load awaits) resolves on the event loop only while that is a few system calls: past
+``ON_LOOP`` path components in all (long targets, symlinks expanding to long paths) it starts
+again in a stoppable worker thread, so no target stalls the loop, cache hit or not.
+
 ``Scope.directories`` is the union over all targets (``""`` is the root), sorted as
 instruction files are (shallow to deep, ties by path); ``Scope.only`` says, per directory on
 the chains, which of its subdirectories are on them: ``DirectoryWalk.only``, so the walk lists
@@ -40,21 +46,61 @@ the chain's directories and nothing else.
 from __future__ import annotations
 
 import errno
+import hashlib
 import os
 import posixpath
 import stat
+import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from harness.errors import ArgumentError, HarnessError
 from harness.workspace.display import display_path
 from harness.workspace.reading import DIR_FLAGS, reason
+from harness.workspace.stoppable import run_stoppable
+from harness.workspace.walk import WalkCancelled
 
-__all__ = ["ROOT", "Scope", "TargetOutsideWorkspace", "chain_of", "scope_of"]
+__all__ = [
+    "ON_LOOP",
+    "ROOT",
+    "TARGET_MAX",
+    "Scope",
+    "TargetOutsideWorkspace",
+    "chain_of",
+    "resolve_scope",
+    "scope_of",
+]
 
 ROOT = "."
 """How the workspace root itself is written in ``targets`` and chains."""
+TARGET_MAX = 4096
+"""The longest target accepted, in bytes: ``PATH_MAX``, what any one path may be."""
+ON_LOOP = 128
+"""Path components ``resolve_scope`` examines on the event loop before moving to a thread."""
 _MAX_HOPS = 40  # as the kernel's MAXSYMLINKS
+
+
+class _OverBudget(HarnessError):
+    """The resolution took more components than it was allowed on the event loop."""
+
+
+class _Steps:
+    """What one resolution may still do: ``left`` components (None: no limit), stopping
+    with ``WalkCancelled`` once ``stop`` (the worker thread's event) is set."""
+
+    __slots__ = ("left", "stop")
+
+    def __init__(self, left: int | None, stop: threading.Event | None) -> None:
+        self.left = left
+        self.stop = stop
+
+    def take(self) -> None:
+        if self.stop is not None and self.stop.is_set():
+            raise WalkCancelled
+        if self.left is not None:
+            self.left -= 1
+            if self.left < 0:
+                raise _OverBudget
 
 
 class TargetOutsideWorkspace(HarnessError, ValueError):
@@ -64,6 +110,33 @@ class TargetOutsideWorkspace(HarnessError, ValueError):
     def __init__(self, message: str, target: str = "") -> None:
         super().__init__(message)
         self.target = target
+
+
+class _Directories(tuple[str, ...]):
+    """A scope's chain directories: a tuple whose hash and equality are those of its sha256
+    digest, computed once when the scope is made (in the worker thread for long chains), so
+    a cache lookup keyed on it costs the same for one short chain and for sixteen of 4 KB."""
+
+    digest: bytes
+
+    def __new__(cls, items: Iterable[str]) -> _Directories:
+        self = super().__new__(cls, items)
+        summed = hashlib.sha256()
+        for rel in self:
+            summed.update(rel.encode("utf-8", "surrogatepass") + b"\0")
+        self.digest = summed.digest()
+        return self
+
+    def __hash__(self) -> int:
+        return hash(self.digest)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, _Directories):
+            return self.digest == other.digest
+        return tuple.__eq__(self, other)
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,11 +183,16 @@ def normalised(rel: str) -> str:
 
 
 def chain_of(
-    root: str, root_fd: int, rel: str, prune: frozenset[str], given: str
+    root: str,
+    root_fd: int,
+    rel: str,
+    prune: frozenset[str],
+    given: str,
+    steps: _Steps | None = None,
 ) -> tuple[tuple[str, ...], str | None]:
     """The real path (its parts) of the deepest existing directory of target ``rel`` below
     the root (real path ``root``, open as ``root_fd``), and why the chain ended early when a
-    component could not be examined.
+    component could not be examined. ``steps`` is charged one per component examined.
 
     One loop over the components (a stack: a link's target is pushed back onto it), kept in
     one function so the descriptors it holds are closed in one ``finally``; hence its length.
@@ -127,6 +205,8 @@ def chain_of(
     try:
         while todo:
             part = todo.pop()
+            if steps is not None:
+                steps.take()
             if virtual:  # resolved as a path string: ".." climbs back out of them
                 virtual += -1 if part == ".." else 1
                 continue
@@ -191,10 +271,15 @@ def scope_of(
     *,
     prune: Iterable[str],
     workspace: str | None = None,
+    stop: threading.Event | None = None,
+    budget: int | None = None,
 ) -> Scope:
     """The scope of ``targets`` in the workspace whose real path is ``root`` (``workspace``:
     the absolute path it was given by, for absolute targets written through it). Raises
-    ``TargetOutsideWorkspace`` for the first target that resolves outside."""
+    ``TargetOutsideWorkspace`` for the first target that resolves outside, ``ArgumentError``
+    for one that cannot be a path; ``WalkCancelled`` soon after ``stop`` is set (from
+    another thread). ``budget``: at most that many components, for ``resolve_scope``."""
+    steps = _Steps(budget, stop) if budget is not None or stop is not None else None
     pruned = frozenset((*prune, ".git"))
     recorded: dict[str, None] = {}
     chains: set[tuple[str, ...]] = set()
@@ -204,7 +289,7 @@ def scope_of(
         for target in targets:
             given = _given(target)
             rel = _relative(root, given, workspace)
-            parts, warning = chain_of(root, root_fd, rel, pruned, given)
+            parts, warning = chain_of(root, root_fd, rel, pruned, given, steps)
             if warning is not None:
                 warnings.append((normalised(rel), warning))
             recorded.setdefault(normalised(rel), None)
@@ -225,7 +310,42 @@ def _given(target: str | os.PathLike[str]) -> str:
         raise ArgumentError(
             f"a target must be a non-empty path ('.' for the workspace root), got {given!r}"
         )
+    shown = given[:80] + ("..." if len(given) > 80 else "")  # repr below escapes it all
+    if "\0" in given:
+        raise ArgumentError(f"target {shown!r} contains a NUL character: no path can")
+    try:
+        size = len(os.fsencode(given))
+    except UnicodeEncodeError as exc:
+        raise ArgumentError(
+            f"target {shown!r} cannot be encoded as a file name ({exc.reason}): pass a path"
+        ) from None
+    if size > TARGET_MAX:
+        raise ArgumentError(
+            f"target {shown!r} is {size} bytes, longer than any path may be ({TARGET_MAX}): "
+            "pass the path of the file or directory the run will touch"
+        )
     return given
+
+
+async def resolve_scope(
+    root: str,
+    targets: Iterable[str | os.PathLike[str]],
+    *,
+    prune: Iterable[str],
+    workspace: str | None = None,
+) -> Scope:
+    """``scope_of`` for a load on the event loop: resolved right there while it takes at
+    most ``ON_LOOP`` components (the common case: a few system calls, no thread hop), else
+    again in a stoppable worker thread (a cancelled load neither waits for it nor leaves it
+    running)."""
+    targets, prune = tuple(targets), tuple(prune)
+    try:
+        return scope_of(root, targets, prune=prune, workspace=workspace, budget=ON_LOOP)
+    except _OverBudget:
+        pass
+    return await run_stoppable(
+        lambda stop: scope_of(root, targets, prune=prune, workspace=workspace, stop=stop)
+    )
 
 
 def _scope(
@@ -238,6 +358,6 @@ def _scope(
             only.setdefault(parent, set()).add(part)
             parent = f"{parent}/{part}" if parent else part
             only.setdefault(parent, set())
-    directories = tuple(sorted(only, key=lambda rel: (rel.count("/") + bool(rel), rel)))
+    directories = _Directories(sorted(only, key=lambda rel: (rel.count("/") + bool(rel), rel)))
     frozen = {rel: frozenset(names) for rel, names in only.items()}
     return Scope(targets, directories, tuple(warnings), frozen)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import hashlib
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import anyio
@@ -166,3 +168,62 @@ async def test_an_edit_to_an_imported_file_reaches_the_cache_through_invalidate(
             # The importing file is unchanged, but its revision (provenance) is not.
             assert again.sources[0].digest == scoped.sources[0].digest
             assert again.sources[0].revision != scoped.sources[0].revision
+
+
+def test_a_cycle_through_a_symlink_is_detected_on_real_paths(ws: Path, write: Writer) -> None:
+    write("AGENTS.md", "@docs/a.md\n")
+    write("docs/a.md", "A\n@../alias/a.md\n")
+    (ws / "alias").symlink_to("docs")  # alias/a.md is docs/a.md by another name
+    content, imports, warnings = one(ws)
+    assert content == "A\n@../alias/a.md\n"
+    assert [path for path, _ in imports] == ["docs/a.md"]  # type: ignore[attr-defined]
+    assert warnings == [
+        "AGENTS.md: in imported docs/a.md: import @../alias/a.md: not expanded: an import "
+        "cycle (AGENTS.md -> docs/a.md -> alias/a.md, which is docs/a.md)"
+    ]
+
+
+def test_a_symlinked_instruction_file_importing_its_own_target_is_a_cycle(
+    ws: Path, write: Writer
+) -> None:
+    write("docs/rules.md", "Rules.\n@docs/rules.md\n")  # resolved against AGENTS.md's directory
+    (ws / "AGENTS.md").symlink_to("docs/rules.md")
+    content, _, warnings = one(ws)
+    assert content == "Rules.\n@docs/rules.md\n"
+    assert "an import cycle (AGENTS.md -> docs/rules.md, which is AGENTS.md)" in warnings[0]
+
+
+def test_indented_code_in_a_real_file_is_not_imported(ws: Path, write: Writer) -> None:
+    text = "Example:\n\n    @docs/a.md\n\n\t@docs/a.md\n"
+    write("docs/a.md", "docs\n")
+    write("AGENTS.md", text)
+    assert one(ws) == (text, (), [])
+
+
+FAN_OUT = """
+import sys, time
+from harness.instruction_files import discover
+start = time.monotonic()
+found = discover(sys.argv[1])
+print(len(found.sources[0].content.encode()), time.monotonic() - start)
+"""
+
+
+def test_a_fan_out_of_real_files_loads_in_linear_work(ws: Path, write: Writer) -> None:
+    # Five 360-byte files, each with 60 lines importing the next: before the cap was
+    # checked before each expansion, one load opened the last file ~13 million times.
+    # A child process under a hard timeout, so a regression fails instead of hanging.
+    for i in range(5):
+        write(f"f{i}.md", f"@f{i + 1}.md\n" * 60)
+    write("AGENTS.md", "@f0.md\n")
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    done = subprocess.run(
+        [sys.executable, "-c", FAN_OUT, str(ws)],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env=env,
+        check=True,
+    )
+    size, _ = done.stdout.split()
+    assert int(size) <= InstructionFilesSettings().max_bytes

@@ -63,6 +63,7 @@ def test_new_fields_are_keyword_only_with_defaults() -> None:
         (lambda: Unit("a", "x", max_age=5), "max_age needs observed_at"),
         (lambda: Unit("a", "x", observed_at=NOW, max_age=-1), "max_age must be"),
         (lambda: Unit("a", "x", observed_at=NOW, max_age=float("nan")), "max_age must be"),
+        (lambda: Unit("a", "x", observed_at=NOW, max_age=10**400), "max_age must be"),
         (lambda: Unit("a", "x", trust="secret"), "trust must be"),  # type: ignore[arg-type]
         (lambda: assemble({}, now=NOW.replace(tzinfo=None)), "now is a naive datetime"),
         (

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness.workspace.imports import MAX_DEPTH, ImportRefused, expand, import_target
+from harness.workspace.imports import MAX_DEPTH, Imported, ImportRefused, expand, import_target
 
 
 def door(files: dict[str, str]):  # type: ignore[no-untyped-def]
@@ -115,3 +115,83 @@ def test_text_without_importable_files_is_unchanged(text: str) -> None:
     result = expand("AGENTS.md", text, door({}), max_bytes=10_000)
     assert result.text == text
     assert result.imports == ()
+
+
+class Bounded:
+    """An in-memory door that counts its reads and refuses to go on past ``limit`` of them,
+    so a regression to unbounded fan-out fails fast instead of hanging the suite."""
+
+    def __init__(self, files: dict[str, str], limit: int = 10_000) -> None:
+        self.files, self.limit, self.reads = files, limit, 0
+
+    def __call__(self, rel: str) -> str:
+        self.reads += 1
+        if self.reads > self.limit:
+            raise RuntimeError(f"more than {self.limit} reads: the fan-out is unbounded")
+        try:
+            return self.files[rel]
+        except KeyError:
+            raise ImportRefused("no such file") from None
+
+
+def test_fan_out_costs_work_linear_in_the_cap() -> None:
+    # Five 360-byte files, each with 60 lines importing the next: unbounded, one load would
+    # read the last file about 13 million times.
+    files = {f"f{i}.md": f"@f{i + 1}.md\n" * 60 for i in range(5)}
+    read = Bounded(files)
+    result = expand("AGENTS.md", files["f0.md"], read, max_bytes=256 * 1024)
+    assert len(result.text.encode()) <= 256 * 1024
+    assert read.reads <= len(files)  # each file read once, its text reused
+    assert any("262144-byte cap" in warning for warning in result.warnings)
+
+
+def test_the_cap_is_checked_before_each_expansion_not_after_it() -> None:
+    files = {"a.md": "A" * 10 + "\n@b.md\n", "b.md": "B" * 100}
+    result = expand("AGENTS.md", "@a.md\n", Bounded(files), max_bytes=60)
+    assert result.text == "A" * 10 + "\n@b.md\n"  # a.md fits; b.md is refused before reading on
+    assert [path for path, _ in result.imports] == ["a.md"]
+    assert result.warnings == (
+        "a.md: import @b.md: not expanded: it would take the text over the 60-byte cap",
+    )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "    @x.md\n",  # at the start
+        "intro\n\n    @x.md\n",  # after a blank line
+        "\t@x.md\n",  # a tab is four columns
+        "  \t@x.md\n",
+        "\n    code\n\n    @x.md\n",  # a blank line inside the block does not end it
+    ],
+)
+def test_lines_inside_indented_code_blocks_are_never_imports(text: str) -> None:
+    result = expand("AGENTS.md", text, Bounded({"x.md": "X"}), max_bytes=1000)
+    assert result.text == text and result.imports == ()
+
+
+@pytest.mark.parametrize(
+    ("text", "expanded"),
+    [
+        ("intro\n    @x.md\n", "intro\nX\n"),  # a paragraph's continuation line, not code
+        ("   @x.md\n", "X\n"),  # three spaces are not code
+        ("    code\nend\n@x.md\n", "    code\nend\nX\n"),  # the block has ended
+    ],
+)
+def test_indented_lines_outside_code_blocks_still_import(text: str, expanded: str) -> None:
+    result = expand("AGENTS.md", text, Bounded({"x.md": "X"}), max_bytes=1000)
+    assert result.text == expanded
+
+
+def test_a_cycle_through_another_name_of_the_same_file_is_detected() -> None:
+    files = {"a.md": "A\n@link.md\n", "link.md": "A\n@link.md\n"}
+
+    def read(rel: str) -> Imported:  # link.md is a symlink to a.md
+        return Imported(Bounded(files)(rel), "a.md" if rel == "link.md" else rel)
+
+    result = expand("AGENTS.md", "@a.md\n", read, max_bytes=1000)
+    assert result.text == "A\n@link.md\n"
+    assert result.warnings == (
+        "a.md: import @link.md: not expanded: an import cycle (AGENTS.md -> a.md -> link.md, "
+        "which is a.md)",
+    )

@@ -119,7 +119,7 @@ class Discovery:
         )
         base = self.walk.base
         self.symlinks = SymlinkPolicy(root, self.walk.prune, gitignores=gitignores, base=base)
-        self.door = ImportDoor(self.symlinks, cap=settings.max_bytes)  # for @path imports
+        self.door = ImportDoor(self.symlinks, cap=settings.max_bytes, stop=stop)  # @path imports
         if only is not None:
             self.walk.warnings.extend(only.warnings)
 

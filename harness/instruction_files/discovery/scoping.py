@@ -12,30 +12,26 @@
 The chains themselves are ``harness.workspace.targets`` (resolved through descriptors); this
 module is the ``InstructionFiles`` side: they are resolved on every load, cache hit or not (a
 few system calls per level, on the event loop like the workspace path, or in a worker thread
-when there are many targets), and a set cached for one spelling of a chain is handed to a
-load of another spelling under that load's own targets.
+when that would take more: ``resolve_scope``), and a set cached for one spelling of a chain
+is handed to a load of another spelling under that load's own targets.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import functools
 import os
 import threading
 from collections.abc import Iterable, Sequence
 
-import anyio.to_thread
-
 from harness.instruction_files.discovery.reader import walk_workspace
 from harness.instruction_files.models import InstructionSet
 from harness.instruction_files.settings import InstructionFilesSettings
-from harness.workspace.targets import Scope, scope_of
+from harness.workspace.targets import Scope, resolve_scope
 
 __all__ = ["Targets", "named", "scope_for"]
 
 Targets = Sequence[str | os.PathLike[str]]
 """What ``targets=`` takes (one path alone is accepted too: it is one target)."""
-ON_LOOP = 16  # more targets than this are resolved in a worker thread
 
 
 async def scope_for(
@@ -47,8 +43,7 @@ async def scope_for(
         targets = (targets,)  # one path, not a sequence of one-letter targets
     if not targets:
         return None
-    resolve = functools.partial(scope_of, root, targets, prune=prune, workspace=given)
-    return await anyio.to_thread.run_sync(resolve) if len(targets) > ON_LOOP else resolve()
+    return await resolve_scope(root, targets, prune=prune, workspace=given)
 
 
 def named(found: InstructionSet, scope: Scope | None) -> InstructionSet:
