@@ -433,6 +433,7 @@ class Harness:
                 project_id=project_id,
                 targets=instruction_set.targets,
                 imports=_imports(instruction_set, project_context),
+                sections={"tools": tools_record(checks)} if checks else None,
             )
         return PromptBuild(
             prompt=prompt,

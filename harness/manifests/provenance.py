@@ -20,6 +20,7 @@ import os
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from harness.manifests.errors import ManifestStoreError
 from harness.manifests.record import ManifestRecord
@@ -84,6 +85,7 @@ class Provenance:
         tokenizer_spec: str | None,
         targets: Sequence[str] = (),
         imports: Mapping[str, Sequence[tuple[str, str]]] | None = None,
+        sections: Mapping[str, Any] | None = None,
     ) -> str:
         """Record ``prompt`` durably and return its manifest id."""
         record = ManifestRecord.of(
@@ -95,6 +97,7 @@ class Provenance:
             tokenizer_spec=tokenizer_spec,
             targets=targets,
             imports=imports,
+            sections=sections,
         )
         await self._recorder.record(record)
         return record.manifest_id
@@ -110,6 +113,7 @@ class Provenance:
         project_id: str | None,
         targets: Sequence[str] = (),
         imports: Mapping[str, Sequence[tuple[str, str]]] | None = None,
+        sections: Mapping[str, Any] | None = None,
     ) -> AssembledPrompt:
         """``prompt`` once durably recorded, carrying its ``manifest_id`` (what
         ``Harness.build`` hands out); ``tokenizer`` is the spec or object it was built with."""
@@ -122,5 +126,6 @@ class Provenance:
             tokenizer_spec=tokenizer if isinstance(tokenizer, str) else None,
             targets=targets,
             imports=imports,
+            sections=sections,
         )
         return dataclasses.replace(prompt, manifest_id=manifest_id)

@@ -76,11 +76,14 @@ class ManifestRecord:
         targets: Sequence[Any] = (),
         imports: Mapping[str, Sequence[tuple[str, str]]] | None = None,
         manifest_id: str | None = None,
+        sections: Mapping[str, Any] | None = None,
     ) -> ManifestRecord:
         """The record of ``prompt``, built for ``agent`` in ``workspace``.
 
         ``tokenizer_spec`` is what rebuilds the tokenizer on replay (``approximate``,
         ``tiktoken:NAME_OR_PATH``), or None when it was a tokenizer object passed in.
+        ``sections`` are further named, JSON-ready parts of the build (``tools``: the tool
+        catalogs' digests and blocked tools); a name the manifest already has is refused.
         """
         if requested_at.tzinfo is None:
             raise ArgumentError("requested_at must be timezone-aware (e.g. datetime.now(UTC))")
@@ -107,4 +110,8 @@ class ManifestRecord:
             budgets={layer["name"]: layer["budget"] for layer in manifest["layers"]},
             strategies={layer["name"]: layer["strategy"] for layer in manifest["layers"]},
         )
+        for name, value in (sections or {}).items():
+            if name in manifest:
+                raise ArgumentError(f"section {name!r} would replace the manifest's own key")
+            manifest[name] = value
         return cls(manifest=manifest, texts=texts)
