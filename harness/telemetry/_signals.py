@@ -1,0 +1,190 @@
+"""The tracer, the meter and every instrument of one instrumentation, and what they record.
+
+Imported only by ``harness.telemetry.instrument``: this is where ``opentelemetry`` is imported.
+Names follow the GenAI semantic conventions where one fits (``gen_ai.agent.name``,
+``gen_ai.tool.name``, ``gen_ai.system_instructions``); harness's own are under ``harness.``.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import TYPE_CHECKING, Any
+
+from opentelemetry import metrics, trace
+
+from harness._version import __version__
+
+if TYPE_CHECKING:
+    from harness.harness import PromptBuild
+    from harness.hooks.outcome import HookOutcome
+    from harness.instruction_files import InstructionSet
+
+__all__ = ["SCOPE", "Signals"]
+
+SCOPE = "harness"
+_RESTARTS_REMEMBERED = 10_000  # children whose exit is remembered to tell a restart from a start
+
+Attributes = dict[str, Any]
+
+
+def _counts(build: PromptBuild) -> dict[str, tuple[int, int, list[str]]]:
+    """Per layer with any trimming: (dropped, cut, drop reasons), from the manifest (computed
+    only then: an untrimmed build pays nothing for it)."""
+    if not any(layer.dropped or layer.truncated for layer in build.prompt.layers):
+        return {}
+    found: dict[str, tuple[int, int, list[str]]] = {}
+    for layer in build.prompt.manifest()["layers"]:
+        reasons = [str(unit.get("reason") or "unknown") for unit in layer["dropped_units"]]
+        cut = sum(1 for unit in layer["units"] if unit.get("truncated"))
+        found[layer["name"]] = (len(reasons), cut, reasons)
+    return found
+
+
+class Signals:
+    """Where the traced methods of one instrumentation send what they saw."""
+
+    def __init__(self, tracer_provider: Any, meter_provider: Any, *, capture_content: bool) -> None:
+        tracers = tracer_provider if tracer_provider is not None else trace.get_tracer_provider()
+        meters = meter_provider if meter_provider is not None else metrics.get_meter_provider()
+        self.tracer = tracers.get_tracer(SCOPE, __version__)
+        meter = meters.get_meter(SCOPE, __version__)
+        self.capture_content = capture_content
+        self.builds = meter.create_counter("harness.builds", "{build}", "Prompts built")
+        self.tokens = meter.create_counter(
+            "harness.build.tokens", "{token}", "Tokens of built prompts, by layer"
+        )
+        self.drops = meter.create_counter(
+            "harness.build.drops", "{unit}", "Units dropped from built prompts, by layer and reason"
+        )
+        self.hits = meter.create_counter(
+            "harness.instruction_files.cache.hits", "{load}", "Loads answered from the cache"
+        )
+        self.misses = meter.create_counter(
+            "harness.instruction_files.cache.misses", "{load}", "Loads that read the sources"
+        )
+        self.reload = meter.create_histogram(
+            "harness.instruction_files.reload.duration", "s", "Time to read sources on a miss"
+        )
+        self.listener = meter.create_up_down_counter(
+            "harness.instruction_files.listener.connected",
+            "{connection}",
+            "PostgreSQL change-notice listeners connected",
+        )
+        self.hook_duration = meter.create_histogram(
+            "harness.hooks.duration", "s", "Duration of hook runs, by phase"
+        )
+        self.events = meter.create_counter(
+            "harness.runtime.events", "{event}", "Supervisor events, by name"
+        )
+        self._exited: OrderedDict[tuple[str, str], None] = OrderedDict()
+
+    # ------------------------------------------------------------------ builds
+
+    def build_attributes(self, build: PromptBuild) -> Attributes:
+        prompt = build.prompt
+        attributes: Attributes = {
+            "gen_ai.agent.name": build.agent,
+            "harness.prompt.digest": prompt.digest,
+            "harness.prompt.tokens": prompt.tokens,
+            "harness.prompt.estimated": prompt.estimated,
+            "harness.tokenizer": prompt.tokenizer_name,
+        }
+        if prompt.manifest_id is not None:
+            attributes["harness.manifest.id"] = prompt.manifest_id
+        if build.project_id is not None:
+            attributes["harness.project.id"] = build.project_id
+        trimmed = _counts(build)
+        for layer in prompt.layers:
+            dropped, cut, reasons = trimmed.get(layer.name, (0, 0, []))
+            prefix = f"harness.layer.{layer.name}."
+            attributes[prefix + "tokens"] = layer.tokens
+            attributes[prefix + "budget"] = layer.budget
+            attributes[prefix + "kept"] = len(layer.kept) - cut
+            attributes[prefix + "dropped"] = dropped
+            attributes[prefix + "cut"] = cut
+            self.tokens.add(layer.tokens, {"harness.layer": layer.name})
+            for reason in reasons:
+                self.drops.add(1, {"harness.layer": layer.name, "harness.drop.reason": reason})
+        if self.capture_content:
+            attributes["gen_ai.system_instructions"] = prompt.text
+        self.builds.add(1, {"gen_ai.agent.name": build.agent})
+        return attributes
+
+    # ------------------------------------------------------------------ loads
+
+    def load_attributes(
+        self, result: InstructionSet, *, read: bool, scoped: bool, seconds: float | None
+    ) -> Attributes:
+        (self.misses if read else self.hits).add(1)
+        if read and seconds is not None:
+            self.reload.record(seconds)
+        attributes: Attributes = {
+            "harness.instruction_files.cache_hit": not read,
+            "harness.instruction_files.scoped": scoped,
+            "harness.instruction_files.files_read": len(result.sources) if read else 0,
+            "harness.instruction_files.sources": len(result.sources),
+        }
+        if self.capture_content:
+            attributes["harness.instruction_files.paths"] = [s.path for s in result.sources]
+        return attributes
+
+    # ------------------------------------------------------------------ hooks
+
+    def hook_attributes(self, outcome: HookOutcome, phase: str, seconds: float) -> Attributes:
+        self.hook_duration.record(seconds, {"harness.hooks.phase": phase})
+        attributes: Attributes = {
+            "harness.hooks.halted": outcome.halted,
+            "harness.hooks.handlers_run": len(outcome.ran),
+        }
+        if outcome.halted_by is not None:
+            attributes["harness.hooks.halted_by"] = outcome.halted_by
+        if self.capture_content and outcome.reason is not None:
+            attributes["harness.hooks.reason"] = outcome.reason
+        return attributes
+
+    def payload_attributes(self, phase: str, payload: Any) -> Attributes:
+        from harness.hooks.matching import tool_name
+
+        attributes: Attributes = {"harness.hooks.phase": phase}
+        try:
+            name = tool_name(payload)
+        except Exception:  # a payload that cannot say: the run itself reports it
+            name = None
+        if name is not None:
+            attributes["gen_ai.tool.name"] = name
+        if self.capture_content:
+            attributes["harness.hooks.payload"] = repr(payload)
+        return attributes
+
+    # ------------------------------------------------------------------ runtime and listener
+
+    def runtime_event(self, event: str, supervisor: str, child_id: str, detail: str) -> None:
+        """One supervisor event: a short span in the caller's trace, carrying it as an event."""
+        key = (supervisor, child_id)
+        names = [event]
+        if event == "child_started" and key in self._exited:
+            del self._exited[key]
+            names.append("child_restarted")
+        elif event == "child_terminated":
+            self._exited[key] = None
+            if len(self._exited) > _RESTARTS_REMEMBERED:
+                self._exited.popitem(last=False)
+        for name in names:
+            attributes: Attributes = {
+                "harness.runtime.event": name,
+                "harness.runtime.supervisor": supervisor,
+                "harness.runtime.child_id": child_id,
+            }
+            if detail:
+                attributes["harness.runtime.detail"] = detail
+            self.events.add(1, {"harness.runtime.event": name})
+            with self.tracer.start_as_current_span(
+                f"harness.runtime.{name}", attributes=attributes
+            ) as span:
+                span.add_event(name, attributes)
+
+    def listener_event(self, event: str) -> None:
+        if event == "listener_connected":
+            self.listener.add(1)
+        elif event == "listener_disconnected":
+            self.listener.add(-1)
