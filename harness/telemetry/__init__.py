@@ -24,7 +24,6 @@ docs/telemetry.md.
 
 from __future__ import annotations
 
-import importlib.util
 import logging
 from typing import Any
 
@@ -49,14 +48,16 @@ def instrument(
     build. Calling it again replaces the previous instrumentation (its providers and
     ``capture_content``).
     """
-    if importlib.util.find_spec("opentelemetry") is None:
+    try:  # the first import of opentelemetry in harness
+        from harness.telemetry._patches import install
+        from harness.telemetry._signals import Signals
+    except ImportError as exc:
         logger.warning(
-            "harness.telemetry.instrument: opentelemetry-api is not installed, nothing will be "
-            "emitted; install it with: pip install 'harness[otel]'"
+            "harness.telemetry.instrument: opentelemetry-api cannot be imported (%s), nothing "
+            "will be emitted; install it with: pip install 'harness[otel]'",
+            exc,
         )
         return False
-    from harness.telemetry._patches import install
-    from harness.telemetry._signals import Signals
 
     uninstrument()
     signals = Signals(tracer_provider, meter_provider, capture_content=capture_content)
