@@ -40,6 +40,21 @@ def _counts(build: PromptBuild) -> dict[str, tuple[int, int, list[str]]]:
     return found
 
 
+class _Totals:
+    """A monotonic sum per attribute set, reported through an observable counter."""
+
+    def __init__(self, meter: Any, name: str, unit: str, description: str) -> None:
+        self.sums: dict[tuple[tuple[str, Any], ...], int] = {}
+        meter.create_observable_counter(name, [self._observe], unit, description)
+
+    def add(self, amount: int, attributes: Attributes | None = None) -> None:
+        key = tuple(attributes.items()) if attributes else ()
+        self.sums[key] = self.sums.get(key, 0) + amount
+
+    def _observe(self, options: Any) -> list[metrics.Observation]:
+        return [metrics.Observation(total, dict(key)) for key, total in list(self.sums.items())]
+
+
 class Signals:
     """Where the traced methods of one instrumentation send what they saw."""
 
@@ -49,19 +64,22 @@ class Signals:
         self.tracer = tracers.get_tracer(SCOPE, __version__)
         meter = meters.get_meter(SCOPE, __version__)
         self.capture_content = capture_content
-        self.builds = meter.create_counter("harness.builds", "{build}", "Prompts built")
-        self.tokens = meter.create_counter(
-            "harness.build.tokens", "{token}", "Tokens of built prompts, by layer"
+        # Counted in plain dicts and read by the SDK when it collects (observable counters): a
+        # synchronous counter's add costs more than a warm build's bookkeeping, per call.
+        self.builds = _Totals(meter, "harness.builds", "{build}", "Prompts built")
+        self.tokens = _Totals(
+            meter, "harness.build.tokens", "{token}", "Tokens of built prompts, by layer"
         )
-        self.drops = meter.create_counter(
-            "harness.build.drops", "{unit}", "Units dropped from built prompts, by layer and reason"
+        self.drops = _Totals(
+            meter, "harness.build.drops", "{unit}", "Units dropped from prompts, by layer, reason"
         )
-        self.hits = meter.create_counter(
-            "harness.instruction_files.cache.hits", "{load}", "Loads answered from the cache"
+        self.hits = _Totals(
+            meter, "harness.instruction_files.cache.hits", "{load}", "Loads from the cache"
         )
-        self.misses = meter.create_counter(
-            "harness.instruction_files.cache.misses", "{load}", "Loads that read the sources"
+        self.misses = _Totals(
+            meter, "harness.instruction_files.cache.misses", "{load}", "Loads that read sources"
         )
+        self.events = _Totals(meter, "harness.runtime.events", "{event}", "Supervisor events")
         self.reload = meter.create_histogram(
             "harness.instruction_files.reload.duration", "s", "Time to read sources on a miss"
         )
@@ -72,9 +90,6 @@ class Signals:
         )
         self.hook_duration = meter.create_histogram(
             "harness.hooks.duration", "s", "Duration of hook runs, by phase"
-        )
-        self.events = meter.create_counter(
-            "harness.runtime.events", "{event}", "Supervisor events, by name"
         )
         self._exited: OrderedDict[tuple[str, str], None] = OrderedDict()
 
