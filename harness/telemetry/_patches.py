@@ -8,6 +8,7 @@ microsecond) exactly as they are.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib
 import time
@@ -39,10 +40,29 @@ class Patch:
         setattr(self.owner, self.name, self.original)
 
 
+@contextlib.contextmanager
+def _current(
+    signals: Signals, name: str, attributes: dict[str, Any] | None = None
+) -> Iterator[Any]:
+    """A current span; a failure sets its status and ``error.type`` only: an exception's
+    message may quote a unit or a payload, which only ``capture_content`` lets through."""
+    with signals.tracer.start_as_current_span(
+        name, attributes=attributes, record_exception=False, set_status_on_exception=False
+    ) as span:
+        try:
+            yield span
+        except BaseException as exc:
+            span.set_status(StatusCode.ERROR)
+            span.set_attribute("error.type", type(exc).__qualname__)
+            if signals.capture_content:
+                span.record_exception(exc)
+            raise
+
+
 def _traced_build(signals: Signals, original: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(original)
     async def build(self: Any, *args: Any, **kwargs: Any) -> Any:
-        with signals.tracer.start_as_current_span("harness.build") as span:
+        with _current(signals, "harness.build") as span:
             result = await original(self, *args, **kwargs)
             span.set_attributes(signals.build_attributes(result))  # metrics even if unsampled
             return result
@@ -95,7 +115,7 @@ def _traced_hooks(signals: Signals, original: Callable[..., Any]) -> Callable[..
     @functools.wraps(original)
     async def run(self: Any, phase: str, payload: Any) -> Any:
         attributes = signals.payload_attributes(phase, payload)
-        with signals.tracer.start_as_current_span("harness.hooks.run", attributes=attributes) as s:
+        with _current(signals, "harness.hooks.run", attributes) as s:
             started = time.perf_counter()
             outcome = await original(self, phase, payload)
             s.set_attributes(signals.hook_attributes(outcome, phase, time.perf_counter() - started))
@@ -110,9 +130,7 @@ def _traced_command(signals: Signals, original: Callable[..., Any]) -> Callable[
         attributes: dict[str, Any] = {"harness.hooks.phase": self.phase}
         if signals.capture_content:
             attributes["harness.hooks.command"] = self.command
-        with signals.tracer.start_as_current_span(
-            "harness.hooks.command", attributes=attributes
-        ) as s:
+        with _current(signals, "harness.hooks.command", attributes) as s:
             started = time.perf_counter()
             try:
                 result = await original(self, data)
@@ -128,7 +146,10 @@ def _runtime_log(signals: Signals, original: Callable[..., Any]) -> Callable[...
     @functools.wraps(original)
     def log(self: Any, level: int, event: str, child_id: str, detail: str = "") -> None:
         original(self, level, event, child_id, detail)
-        signals.runtime_event(event, self.name, child_id, detail)
+        # A start after the first is a restart (the child's count is raised before the log).
+        child = self.find(child_id) if event == "child_started" else None
+        restart = child is not None and child.restarts > 0
+        signals.runtime_event(event, self.name, child_id, detail, restart=restart)
 
     return log
 

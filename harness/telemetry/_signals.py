@@ -7,7 +7,6 @@ Names follow the GenAI semantic conventions where one fits (``gen_ai.agent.name`
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
 from opentelemetry import metrics, trace
@@ -22,7 +21,6 @@ if TYPE_CHECKING:
 __all__ = ["SCOPE", "Signals"]
 
 SCOPE = "harness"
-_RESTARTS_REMEMBERED = 10_000  # children whose exit is remembered to tell a restart from a start
 
 Attributes = dict[str, Any]
 
@@ -91,7 +89,6 @@ class Signals:
         self.hook_duration = meter.create_histogram(
             "harness.hooks.duration", "s", "Duration of hook runs, by phase"
         )
-        self._exited: OrderedDict[tuple[str, str], None] = OrderedDict()
 
     # ------------------------------------------------------------------ builds
 
@@ -173,18 +170,12 @@ class Signals:
 
     # ------------------------------------------------------------------ runtime and listener
 
-    def runtime_event(self, event: str, supervisor: str, child_id: str, detail: str) -> None:
-        """One supervisor event: a short span in the caller's trace, carrying it as an event."""
-        key = (supervisor, child_id)
-        names = [event]
-        if event == "child_started" and key in self._exited:
-            del self._exited[key]
-            names.append("child_restarted")
-        elif event == "child_terminated":
-            self._exited[key] = None
-            if len(self._exited) > _RESTARTS_REMEMBERED:
-                self._exited.popitem(last=False)
-        for name in names:
+    def runtime_event(
+        self, event: str, supervisor: str, child_id: str, detail: str, *, restart: bool
+    ) -> None:
+        """One supervisor event: a short span in the caller's trace, carrying it as an event;
+        a start that is a ``restart`` is followed by ``child_restarted``."""
+        for name in (event, "child_restarted") if restart else (event,):
             attributes: Attributes = {
                 "harness.runtime.event": name,
                 "harness.runtime.supervisor": supervisor,
@@ -193,10 +184,9 @@ class Signals:
             if detail:
                 attributes["harness.runtime.detail"] = detail
             self.events.add(1, {"harness.runtime.event": name})
-            with self.tracer.start_as_current_span(
-                f"harness.runtime.{name}", attributes=attributes
-            ) as span:
-                span.add_event(name, attributes)
+            span = self.tracer.start_span(f"harness.runtime.{name}", attributes=attributes)
+            span.add_event(name, attributes)
+            span.end()
 
     def listener_event(self, event: str) -> None:
         if event == "listener_connected":

@@ -8,8 +8,10 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import pytest
 
 import harness.telemetry
+from harness.errors import HarnessError
 from harness.harness import Harness, PromptBuild
 from harness.hooks import Halt, Hooks, load_hook_settings
 from harness.prompt_assembler import Unit
@@ -162,3 +164,19 @@ def test_uninstrument_puts_every_original_back(instrument: Callable[..., Sdk]) -
     harness.telemetry.uninstrument()
     assert not harness.telemetry.instrumented()
     assert (Hooks.__dict__["run"], Harness.__dict__["build"]) == original
+
+
+async def test_a_failed_build_says_its_error_type_not_its_message(
+    tmp_path: Path, instrument: Callable[..., Sdk]
+) -> None:
+    from opentelemetry.trace import StatusCode
+
+    sdk = instrument()
+    with anyio.fail_after(30), pytest.raises(HarnessError) as raised:
+        async with Harness(database=ACME_DB) as harness:
+            await harness.build(ACME, agent="reviewer", budgets={MARKER: 5})
+    assert MARKER in str(raised.value)
+    (span,) = sdk.spans("harness.build")
+    assert span.status.status_code is StatusCode.ERROR
+    assert (span.attributes or {})["error.type"] == type(raised.value).__qualname__
+    assert MARKER not in sdk.everything() and not span.events
