@@ -22,11 +22,15 @@ import anyio
 
 from harness.errors import HarnessError
 
-__all__ = ["COMMANDS", "ViewError", "add_commands", "write_view"]
+__all__ = ["COMMANDS", "DiffOptionsError", "ViewError", "add_commands", "write_view"]
 
 
 class ViewError(HarnessError, OSError):
     """The page could not be written where ``-o`` asked."""
+
+
+class DiffOptionsError(HarnessError, ValueError):
+    """``harness diff`` options that contradict each other."""
 
 
 def add_commands(commands: Any) -> None:
@@ -49,7 +53,9 @@ def add_commands(commands: Any) -> None:
     view.add_argument("id_b", metavar="ID2", nargs="?")
     view.add_argument("-o", "--output", required=True, metavar="FILE.html", help="page to write")
     commands.choices["diff"].add_argument(
-        "--text", action="store_true", help="also the line differences of changed units' texts"
+        "--text",
+        action="store_true",
+        help="also the line differences of changed units' texts (not with --json)",
     )
 
 
@@ -96,8 +102,13 @@ async def _view(args: argparse.Namespace) -> int:
 async def _diff(args: argparse.Namespace) -> int:
     from harness.manifests.commands import COMMANDS as MANIFEST_COMMANDS
 
+    if args.text and args.json:
+        raise DiffOptionsError(
+            "--text and --json cannot be combined: --json has the differences for machines, "
+            "--text adds the line differences to the readable report; give one"
+        )
     status = await MANIFEST_COMMANDS["diff"](args)
-    if not getattr(args, "text", False) or args.json:
+    if not args.text:
         return status
     from harness.inspector.textdiff import (
         changed_addresses,

@@ -98,3 +98,9 @@ def test_bad_input_is_one_line_and_status_2(
     assert done.returncode == 2
     assert done.stderr.count("\n") == 1 and wording in done.stderr, done.stderr
     assert INJECTION not in done.stderr
+
+
+def test_diff_text_and_json_do_not_combine(recorded: Recorded) -> None:
+    done = harness_cli("diff", str(recorded.store), recorded.a, recorded.b, "--text", "--json")
+    assert done.returncode == 2
+    assert done.stderr.startswith("harness: error: --text and --json cannot be combined")
