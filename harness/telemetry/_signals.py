@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from opentelemetry import metrics, trace
 
 from harness._version import __version__
+from harness.hooks.matching import tool_name
 
 if TYPE_CHECKING:
     from harness.harness import PromptBuild
@@ -155,8 +156,6 @@ class Signals:
         return attributes
 
     def payload_attributes(self, phase: str, payload: Any) -> Attributes:
-        from harness.hooks.matching import tool_name
-
         attributes: Attributes = {"harness.hooks.phase": phase}
         try:
             name = tool_name(payload)
