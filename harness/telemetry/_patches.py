@@ -142,13 +142,21 @@ def _traced_command(signals: Signals, original: Callable[..., Any]) -> Callable[
     return run
 
 
+def _restarted(table: Any, child_id: str) -> bool:
+    """Whether the child just started had started before (its count is raised before the
+    log). Searched from the newest: a dynamic supervisor's new child is the last of
+    thousands, and a restart is rare."""
+    for child in reversed(table._children):
+        if child.spec.id == child_id:
+            return bool(child.restarts > 0)
+    return False
+
+
 def _runtime_log(signals: Signals, original: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(original)
     def log(self: Any, level: int, event: str, child_id: str, detail: str = "") -> None:
         original(self, level, event, child_id, detail)
-        # A start after the first is a restart (the child's count is raised before the log).
-        child = self.find(child_id) if event == "child_started" else None
-        restart = child is not None and child.restarts > 0
+        restart = event == "child_started" and _restarted(self, child_id)
         signals.runtime_event(event, self.name, child_id, detail, restart=restart)
 
     return log
