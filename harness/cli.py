@@ -185,6 +185,9 @@ def _build_parser() -> _Parser:
     from harness.manifests.commands import add_commands
 
     add_commands(commands, debug=debug)  # manifests, replay, diff; and debug --record
+    from harness.inspector.command import add_commands as add_inspector_commands
+
+    add_inspector_commands(commands)  # view; and diff --text
     return parser
 
 
@@ -369,10 +372,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         import anyio
 
+        from harness.inspector.command import COMMANDS as INSPECTOR_COMMANDS
         from harness.manifests.commands import COMMANDS
 
-        if args.command in COMMANDS:
-            return anyio.run(COMMANDS[args.command], args)
+        commands = {**COMMANDS, **INSPECTOR_COMMANDS}  # the inspector's diff adds --text
+        if args.command in commands:
+            return anyio.run(commands[args.command], args)
         _check_paths(args)
         config = _config(args)
         notes = _scoped(args, config)

@@ -31,6 +31,7 @@ The whole tree (each error, the builtins it also is, where to import it from)::
         CacheTaskCrashed (RuntimeError)          harness.instruction_files.cache
         CommandHookError (RuntimeError)          harness.hooks
         ConfigError (ValueError)                 harness
+        DiffOptionsError (ValueError)            harness.inspector.command
         HookResultError (TypeError)              harness.hooks
         HookTimeoutError (TimeoutError)          harness
         HookTypeError (TypeError)                harness.hooks
@@ -61,6 +62,7 @@ The whole tree (each error, the builtins it also is, where to import it from)::
         UnitFileError (ValueError)               harness.unit_files
         UnknownAgent (KeyError)                  harness
         UsageError (ValueError)                  harness.cli
+        ViewError (OSError)                      harness.inspector
         WalkCancelled                            harness.workspace
         WorkspaceNotFoundError (FileNotFoundError) harness
 """

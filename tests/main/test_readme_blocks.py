@@ -339,7 +339,7 @@ def options(help_text: str) -> set[str]:
     return set(re.findall(r"--[a-z][a-z-]*", help_text)) - {"--help"}
 
 
-@pytest.mark.parametrize("command", ["debug", "sources", "manifests", "replay", "diff"])
+@pytest.mark.parametrize("command", ["debug", "sources", "manifests", "replay", "diff", "view"])
 def test_command_line_synopsis_lists_exactly_the_options(
     command: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
