@@ -141,10 +141,15 @@ def _text_field(data: Mapping[str, object], key: str, notes: list[Note]) -> str 
     if not isinstance(value, str):
         notes.append(Note("warn", f"field {key!r} must be a string; ignored"))
         return None
-    if key == "compatibility" and not 1 <= len(value) <= COMPATIBILITY_MAX:
+    if key == "compatibility" and len(value) > COMPATIBILITY_MAX:
         notes.append(
-            Note("warn", f"compatibility must be 1-{COMPATIBILITY_MAX} characters ({len(value)})")
+            Note(
+                "warn",
+                f"compatibility exceeds the {COMPATIBILITY_MAX} character limit ({len(value)})",
+            )
         )
+    elif key == "compatibility" and not value.strip():
+        notes.append(Note("warn", "compatibility must not be empty"))
     return value
 
 
