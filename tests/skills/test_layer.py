@@ -130,7 +130,7 @@ async def test_a_layout_without_the_skills_layer_refuses_skills(tmp_path: Path) 
         async with Harness() as h:
             for options in ({"skills": catalog}, {"activations": [activation]}):
                 with pytest.raises(ValueError, match=r"'skills' layer.*EXTENDED_LAYOUT"):
-                    await h.build_prompt(ACME, agent="reviewer", **options)  # type: ignore[arg-type]
+                    await h.build_prompt(ACME, agent="reviewer", **options)
             assert (await h.build_prompt(ACME, agent="reviewer", skills=None)).text
 
 
@@ -150,7 +150,7 @@ async def test_activate_names_and_arguments(tmp_path: Path) -> None:
 
 
 _name = st.from_regex(r"[a-z][a-z0-9]{0,8}", fullmatch=True)
-_text = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), min_size=1, max_size=80)
+_text = st.text(st.characters(codec="utf-8", exclude_categories=["Cs"]), min_size=1, max_size=80)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
