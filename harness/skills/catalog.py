@@ -180,10 +180,9 @@ class _Collected:
         self.problems: list[str] = []
         self.seen: dict[tuple[int, int], str] = {}
 
-    def note(self, path: str, text: str, *, problem: bool) -> None:
+    def note(self, path: str, text: str) -> None:
+        """A warning only: strict mode does not judge the walk (it judges the files)."""
         self.warnings.append((path, text))
-        if problem and self.strict:
-            self.problems.append(f"{path}: {printable(text)}")
 
     def add(self, found: FoundSkill, shown: str, scope: Scope, depth: int) -> None:
         first = self.seen.get(found.identity)
@@ -191,13 +190,12 @@ class _Collected:
             self.note(
                 shown,
                 f"skipped: the same file as {first} (hard link or symlink); loaded once",
-                problem=False,
             )
             return
         self.seen[found.identity] = shown
         text, alterations = decode(found.data)
         for alteration in alterations:
-            self.note(shown, alteration, problem=False)
+            self.note(shown, alteration)
         dir_name = found.rel.rsplit("/", 2)[-2] if "/" in found.rel else ""
         parsed, notes = parse_skill(text, dir_name)
         self._notes(shown, notes, loaded=parsed is not None)
@@ -225,8 +223,10 @@ class _Collected:
                 if self.strict:
                     self.problems.append(f"{shown}: {printable(note.text)}")
                 continue
+            if self.strict:
+                self.problems.append(f"{shown}: {printable(note.text)}")
             suffix = "" if loaded or note.level != "fatal" else "; the skill is skipped"
-            self.note(shown, note.text + suffix, problem=True)
+            self.warnings.append((shown, note.text + suffix))
 
 
 def _shown_resource(shown: str, rel: str, resource: str) -> str:
@@ -269,19 +269,17 @@ def _scan_user(
 ) -> None:
     shown_dir = f"user:{user_dir.rstrip('/')}"
     if not os.path.isabs(user_dir):
-        collected.note(
-            shown_dir, "not read: user_skills_dirs entries must be absolute paths", problem=False
-        )
+        collected.note(shown_dir, "not read: user_skills_dirs entries must be absolute paths")
         return
     try:
         root = resolve_workspace(user_dir)
     except FileNotFoundError:
-        collected.note(shown_dir, "not read: no such directory", problem=False)
+        collected.note(shown_dir, "not read: no such directory")
         return
     with SkillScan(root, prune=settings.prune, max_bytes=settings.max_bytes, stop=stop) as scan:
         scan.scan("", order=order)
         for rel, text in scan.warnings:
-            collected.note(f"{shown_dir}/{rel}" if rel else shown_dir, text, problem=False)
+            collected.note(f"{shown_dir}/{rel}" if rel else shown_dir, text)
         for found in scan.found:
             shown = f"{shown_dir}/{display_path(found.rel)}"
             collected.add(found, shown, "user", found.rel.count("/"))
