@@ -6,7 +6,8 @@ Cases:
   ``SKILL.md`` and one resource each) under ``.claude/skills``, against a bare ``os.scandir``
   walk of the same tree that reads every ``SKILL.md``. Target ratio <= 2.5.
 * ``parse 1000 frontmatters``: the YAML alone, by loader (libyaml's base loader, the pure
-  Python one, libyaml's safe loader), against the same floor: how the parser was chosen.
+  Python one, libyaml's safe loader, and the ``simple_yaml`` fast path that reads the common
+  case with the same result), against the same floor: how the parser was chosen.
 * ``render 1000-entry layer``: ``skill_units`` of the catalog plus ``assemble`` of the
   ``skills`` layer, against counting (bytes/4) and joining the same entry strings (the
   assembler benchmark's floor). Target ratio <= 3.0.
@@ -30,6 +31,7 @@ import yaml
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from harness import EXTENDED_LAYOUT, SkillCatalog, assemble
+from harness.skills.simple_yaml import simple_mapping
 from harness.skills.units import skill_units
 
 _SKILL = (
@@ -100,6 +102,8 @@ def main() -> None:
         ):
             parse = _best(rounds, lambda loader=loader: [yaml.load(t, loader) for t in texts])
             _report(f"parse 1000 ({label})", parse, floor, None)
+        fast = _best(rounds, lambda: [simple_mapping(t) for t in texts])
+        _report("parse 1000 (the simple_yaml fast path)", fast, floor, None)
         units = skill_units(catalog)
         strings = [unit.text for unit in units]
         join = _best(rounds, lambda: (sum(len(s.encode()) // 4 for s in strings),

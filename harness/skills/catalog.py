@@ -213,7 +213,9 @@ class _Collected:
             license=parsed.license,
             compatibility=parsed.compatibility,
             body=parsed.body,
-            resources=tuple(_shown_resource(shown, found.rel, rel) for rel in found.resources),
+            resources=tuple(
+                _shown_resource(shown, found.rel, rel) for rel in sorted(found.resources)
+            ),
         )
         self.candidates.append(_Candidate(skill, depth, found.order))
 

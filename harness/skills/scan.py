@@ -58,7 +58,8 @@ _BLOCKED = object()  # a directory whose .gitignore cannot be applied: nothing b
 @dataclass(slots=True)
 class FoundSkill:
     """One ``SKILL.md`` read: its path (relative to the scan's root), bytes, file identity,
-    the skills directory's place in the configuration (``order``) and its resources."""
+    the skills directory's place in the configuration (``order``) and its resources (in
+    listing order: sort them)."""
 
     rel: str
     data: bytes
@@ -224,33 +225,32 @@ class SkillScan:
         bounds.dirs += 1
         try:
             with os.scandir(fd) as listing:
-                entries = sorted(listing, key=lambda entry: entry.name)
+                named = {entry.name: entry for entry in listing}  # unsorted: sorted where needed
         except OSError as exc:
             self.warn(rel, f"directory skipped: it cannot be read ({reason(exc)})")
             return
-        if level and any(entry.name == GITIGNORE for entry in entries):
+        if level and GITIGNORE in named:
             applied = self._chain(fd, rel, chain)
             if applied is _BLOCKED:
                 return
             chain = applied  # type: ignore[assignment]
         prefix = f"{rel}/" if rel else ""
-        names = {entry.name for entry in entries}
-        if SKILL_FILE in names:
-            entry = next(entry for entry in entries if entry.name == SKILL_FILE)
-            owner = self._read(fd, prefix, entry, chain, order) or owner
+        skill_file = named.get(SKILL_FILE)
+        if skill_file is not None:
+            owner = self._read(fd, prefix, skill_file, chain, order) or owner
         subdirs: list[os.DirEntry[str]] = []
-        for entry in entries:
-            name = entry.name
+        prune = self.prune
+        for name, entry in named.items():
             if entry.is_dir(follow_symlinks=False):
-                if name not in self.prune:
+                if name not in prune:
                     subdirs.append(entry)
                 continue
             if chain is not None and chain.ignored(prefix + name, name, False):
                 continue
-            if name.lower() == "skill.md" and name != SKILL_FILE and SKILL_FILE not in names:
+            if skill_file is None and name.lower() == "skill.md":
                 self.warn(prefix + name, f"not a skill: the file must be named {SKILL_FILE}")
-            elif owner is not None and name not in (SKILL_FILE, GITIGNORE):
-                owner.resources.append(prefix + name)
+            elif owner is not None and name != SKILL_FILE and name != GITIGNORE:
+                owner.resources.append(prefix + name)  # sorted by the catalog
         self._descend(fd, prefix, level, chain, owner, bounds, order, subdirs)
 
     def _descend(
