@@ -203,7 +203,8 @@ class SkillScan:
             if stat.S_ISLNK(mode):
                 self.warn(rel, "skills not read: a directory symlink (never followed)")
             elif not stat.S_ISDIR(mode) and mode:
-                self.warn(rel, f"skills not read: {kind_of(mode)}, not a directory")
+                kind = "a file" if stat.S_ISREG(mode) else kind_of(mode)
+                self.warn(rel, f"skills not read: {kind}, not a directory")
             else:
                 self.warn(rel, f"skills not read: it cannot be opened ({reason(exc)})")
             return None

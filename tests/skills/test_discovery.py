@@ -119,12 +119,15 @@ async def test_ignored_vendored_and_symlinked_directories_are_not_read(tmp_path:
     (tmp_path / ".agents/skills").symlink_to(tmp_path / "elsewhere")
     write_skill(tmp_path, ".claude/skills/kept", skill_md("kept"))
     (tmp_path / ".claude/skills/kept/secret.md").write_text("token\n")
-    catalog = await discover(tmp_path)
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg/.claude").write_text("not a directory\n")
+    catalog = await discover(tmp_path, targets=["pkg/x.py"])
     assert [skill.name for skill in catalog.skills] == ["kept"]
     assert catalog.get("kept").resources == ()  # the ignored file is not even listed
     warnings = "\n".join(catalog.warnings)
     assert ".codex: skills not read: the directory is ignored by .gitignore" in warnings
     assert ".agents/skills: skills not read: a directory symlink" in warnings
+    assert "pkg/.claude: skills not read: a file, not a directory" in warnings
 
 
 async def test_a_symlinked_skill_md_outside_the_workspace_is_refused(tmp_path: Path) -> None:
