@@ -26,20 +26,33 @@ import os
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, Protocol
 
 from harness.errors import ArgumentError
+from harness.instruction_files.settings import InstructionFilesSettings
 from harness.skills.errors import SkillError, UnknownSkill
 from harness.skills.frontmatter import Note, parse_skill
 from harness.skills.model import Scope, Skill, SkillActivation, Trigger
 from harness.skills.scan import FoundSkill, SkillScan
+from harness.skills.settings import DEFAULT_SKILLS_DIRS
 from harness.workspace import decode, display_path, printable, resolve_workspace
 from harness.workspace.stoppable import run_stoppable
 from harness.workspace.targets import resolve_scope
 
 if TYPE_CHECKING:
-    from harness.config import HarnessConfig
     from harness.tokenizer import Tokenizer
+
+
+class SkillsConfig(Protocol):
+    """What discovery reads of a configuration (``HarnessConfig`` has it all)."""
+
+    @property
+    def skills_dirs(self) -> tuple[str, ...]: ...
+    @property
+    def user_skills_dirs(self) -> tuple[str, ...]: ...
+    @property
+    def instruction_files(self) -> InstructionFilesSettings: ...
+
 
 __all__ = ["SkillCatalog"]
 
@@ -113,16 +126,12 @@ class SkillCatalog:
         workspace: str | os.PathLike[str],
         *,
         targets: Sequence[str | os.PathLike[str]] = (),
-        config: HarnessConfig | None = None,
+        config: SkillsConfig | None = None,
         strict: bool = False,
     ) -> SkillCatalog:
         """The catalog of ``workspace`` for ``targets`` (see the module docstring). With
         ``strict`` every departure from the Agent Skills specification raises
         ``SkillError`` listing them all."""
-        if config is None:
-            from harness.config import HarnessConfig
-
-            config = HarnessConfig()
         root = resolve_workspace(workspace)
         directories: tuple[str, ...] = ("",)
         scope_warnings: tuple[tuple[str, str], ...] = ()
@@ -130,14 +139,17 @@ class SkillCatalog:
             targets = (targets,)
         if targets:
             given = _absolute(workspace)
-            scope = await resolve_scope(
-                root, targets, prune=config.instruction_files.vendored, workspace=given
-            )
+            scope = await resolve_scope(root, targets, prune=_prune(config), workspace=given)
             directories, scope_warnings = scope.directories, scope.warnings
-        settings = _Settings.of(config)
+        settings = _Settings.of(config) if config is not None else _Settings.default()
         return await run_stoppable(
             lambda stop: _discover(root, directories, settings, strict, stop, scope_warnings)
         )
+
+
+def _prune(config: SkillsConfig | None) -> tuple[str, ...]:
+    files = config.instruction_files if config is not None else InstructionFilesSettings()
+    return tuple(files.vendored)
 
 
 def _absolute(workspace: str | os.PathLike[str]) -> str:
@@ -153,7 +165,12 @@ class _Settings:
     max_bytes: int
 
     @classmethod
-    def of(cls, config: HarnessConfig) -> _Settings:
+    def default(cls) -> _Settings:
+        files = InstructionFilesSettings()
+        return cls(DEFAULT_SKILLS_DIRS, (), tuple(files.vendored), files.max_bytes)
+
+    @classmethod
+    def of(cls, config: SkillsConfig) -> _Settings:
         files = config.instruction_files
         return cls(
             tuple(config.skills_dirs),

@@ -14,7 +14,10 @@ from __future__ import annotations
 
 import posixpath
 
-__all__ = ["check_skills_dirs", "check_user_skills_dirs"]
+__all__ = ["DEFAULT_SKILLS_DIRS", "check_skills_dirs", "check_user_skills_dirs"]
+
+DEFAULT_SKILLS_DIRS = (".agents/skills", ".claude/skills", ".codex/skills")
+"""Where skills are looked for by default, relative to the root and each chain directory."""
 
 
 def check_skills_dirs(value: tuple[str, ...]) -> tuple[str, ...]:
