@@ -98,6 +98,12 @@ _EXPORTS: dict[str, str] = {
     "ToolChange": "harness.tools",
     "ToolEntry": "harness.tools",
     "ToolPolicy": "harness.tools",
+    # --- skills: a budgeted catalog, recorded activations ---
+    "Skill": "harness.skills",
+    "SkillActivation": "harness.skills",
+    "SkillCatalog": "harness.skills",
+    "SkillError": "harness.skills",
+    "UnknownSkill": "harness.skills",
 }
 
 __all__ = [*_EXPORTS, "__version__"]

@@ -49,6 +49,11 @@ from harness.prompt_assembler import assemble as assemble
 from harness.runtime import ChildSpec as ChildSpec
 from harness.runtime.errors import AlreadyRegistered as AlreadyRegistered
 from harness.runtime.errors import MaxChildrenReached as MaxChildrenReached
+from harness.skills import Skill as Skill
+from harness.skills import SkillActivation as SkillActivation
+from harness.skills import SkillCatalog as SkillCatalog
+from harness.skills import SkillError as SkillError
+from harness.skills import UnknownSkill as UnknownSkill
 from harness.tokenizer import ApproximateTokenizer as ApproximateTokenizer
 from harness.tokenizer import TiktokenTokenizer as TiktokenTokenizer
 from harness.tokenizer import Tokenizer as Tokenizer
@@ -108,6 +113,10 @@ __all__ = [
     "PromptBuild",
     "Replay",
     "ReplayError",
+    "Skill",
+    "SkillActivation",
+    "SkillCatalog",
+    "SkillError",
     "Strategy",
     "TargetOutsideWorkspace",
     "TiktokenTokenizer",
@@ -120,6 +129,7 @@ __all__ = [
     "ToolPolicy",
     "Unit",
     "UnknownAgent",
+    "UnknownSkill",
     "WorkspaceNotFoundError",
     "__version__",
     "assemble",

@@ -43,6 +43,11 @@ from harness.prompt_assembler import (
     check_envelope,
 )
 from harness.prompt_assembler.layout import check_layout, named_layout
+from harness.skills.settings import (
+    DEFAULT_SKILLS_DIRS,
+    check_skills_dirs,
+    check_user_skills_dirs,
+)
 from harness.tokenizer import Tokenizer, parse_tokenizer_spec, resolve_tokenizer_spec
 
 __all__ = [
@@ -183,6 +188,20 @@ class HarnessConfig(_Frozen):
     supervisor: SupervisorSettings = SupervisorSettings()
     project_root_markers: tuple[str, ...] = DEFAULT_MARKERS
     formats: tuple[str, ...] = Field(default=("agents",), min_length=1)
+    skills_dirs: tuple[str, ...] = DEFAULT_SKILLS_DIRS
+    """Skills directories, relative to the root and to each directory on the targets' chains."""
+    user_skills_dirs: tuple[str, ...] = ()
+    """Absolute skills directories of the user; never read unless listed here."""
+
+    @field_validator("skills_dirs")
+    @classmethod
+    def _skills_dirs(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        return check_skills_dirs(value)
+
+    @field_validator("user_skills_dirs")
+    @classmethod
+    def _user_skills_dirs(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        return check_user_skills_dirs(value)
 
     @field_validator("formats")
     @classmethod

@@ -44,6 +44,7 @@ The whole tree (each error, the builtins it also is, where to import it from)::
         PinStoreError (OSError)                  harness
         PostgresOptionError (ValueError)         harness.instruction_files.stores.postgres
         ReplayError (ValueError)                 harness
+        SkillError (ValueError)                  harness
         StateError (RuntimeError)                harness.errors
             HarnessNotRunning                    harness
         StoreSchemeError (ValueError)            harness.stores
@@ -61,6 +62,7 @@ The whole tree (each error, the builtins it also is, where to import it from)::
         ToolCatalogError (ValueError)            harness
         UnitFileError (ValueError)               harness.unit_files
         UnknownAgent (KeyError)                  harness
+        UnknownSkill (KeyError)                  harness
         UsageError (ValueError)                  harness.cli
         ViewError (OSError)                      harness.inspector
         WalkCancelled                            harness.workspace

@@ -40,6 +40,8 @@ from harness.project_context import ProjectContext, load_project_context
 from harness.prompt_assembler import AssembledPrompt, AssemblyCache, Unit, assemble, merge_budgets
 from harness.prompt_assembler.budgets import PER_CALL_HINT
 from harness.runtime import ChildSpec, Supervisor
+from harness.skills.catalog import SkillCatalog
+from harness.skills.units import skill_drops, skills_layer, skills_record
 from harness.tokenizer import ApproximateTokenizer, parse_tokenizer_spec
 from harness.tools.units import as_checks, tools_layer, tools_record
 from harness.workspace.stoppable import run_stoppable
@@ -47,6 +49,7 @@ from harness.workspace.stoppable import run_stoppable
 if TYPE_CHECKING:
     from harness.manifests.provenance import Provenance
     from harness.manifests.store import ManifestStore
+    from harness.skills.model import SkillActivation
     from harness.tokenizer import Tokenizer
     from harness.tools.check import CatalogCheck
 
@@ -79,6 +82,8 @@ class BuildOptions(TypedDict, total=False):
     tokenizer: Tokenizer | str | None
     targets: Sequence[str | os.PathLike[str]]
     tools: CatalogCheck | Sequence[CatalogCheck]
+    skills: SkillCatalog | None
+    activations: Sequence[SkillActivation]
 
 
 #: What a build uses for an option not given.
@@ -90,6 +95,8 @@ BUILD_DEFAULTS: BuildOptions = {
     "tokenizer": None,
     "targets": (),
     "tools": (),
+    "skills": None,
+    "activations": (),
 }
 
 
@@ -124,6 +131,7 @@ class PromptBuild:
     tokenizer_name: str
     warnings: tuple[str, ...] = field(default=())
     tools: tuple[CatalogCheck, ...] = field(default=())  # the checks given as tools=
+    skills: Mapping[str, object] | None = None  # catalog digest and activations (skills=)
 
     @property
     def targets(self) -> tuple[str, ...]:
@@ -150,6 +158,8 @@ class PromptBuild:
         context["imports"] = imports
         if self.tools:  # catalog digests, rendered tools' digests, blocked tools and why
             context["tools"] = tools_record(self.tools)
+        if self.skills is not None:
+            context["skills"] = dict(self.skills)
         return context
 
     @property
@@ -345,6 +355,18 @@ class Harness:
             hint=PER_CALL_HINT,
         )
 
+    async def skills(
+        self,
+        workspace: str | os.PathLike[str],
+        *,
+        targets: Sequence[str | os.PathLike[str]] = (),
+        strict: bool = False,
+    ) -> SkillCatalog:
+        """The skills of ``workspace`` (and of the targets' chains) under this config."""
+        return await SkillCatalog.discover(
+            workspace, targets=targets, config=self.config, strict=strict
+        )
+
     async def project_context(self, workspace: str | os.PathLike[str]) -> ProjectContext:
         """The workspace's ``.AGENTS/`` units, read off the event loop under the config's rules."""
         config = self.config
@@ -420,9 +442,16 @@ class Harness:
         checks = as_checks(tools) if tools else ()
         if checks:  # a layout without the tools layer refuses them
             layers["tools"] = tools_layer(checks, tuple(spec.name for spec in self.config.layout))
+        catalog, activations = given["skills"], given["activations"]
+        skills = None
+        if catalog is not None or activations:  # a layout without the skills layer refuses them
+            names = tuple(spec.name for spec in self.config.layout)
+            layers["skills"] = skills_layer(catalog, activations, names)
+            skills = skills_record(catalog, activations)
         prompt = await self._assemble(layers, merged, chosen, now)
         warnings = [*instruction_set.warnings, *project_context.warnings]
         warnings.extend(_emptied_by_budget(prompt))
+        warnings.extend(skill_drops(prompt))
         if self._provenance is not None:  # durable before the prompt is handed out, or no prompt
             prompt = await self._provenance.recorded(
                 prompt,
@@ -447,6 +476,7 @@ class Harness:
             tokenizer_name=chosen.name,
             warnings=tuple(warnings),
             tools=checks,
+            skills=skills,
         )
 
     async def build_prompt(
@@ -466,6 +496,8 @@ class Harness:
         build is durably recorded (``prompt.manifest_id``), and raises ``ManifestStoreError``
         (no prompt) when it cannot be. ``tools``: a ``CatalogCheck`` per MCP server; only
         their allowed tools are rendered, in the ``tools`` layer (``harness.tools``).
+        ``skills`` / ``activations``: a ``SkillCatalog`` (``h.skills(...)``) and what
+        ``catalog.activate`` returned, in the ``skills`` layer (``harness.skills``).
         """
         check_options(options, BuildOptions.__optional_keys__, "build_prompt")
         build = await self.build(workspace, agent=agent, **options)

@@ -17,8 +17,8 @@ above (the first matching prefix decides a module's layer):
  4. ``harness.workspace``, ``harness.unit_files``, ``harness.project_root``: reading a
     workspace safely, and finding the project it belongs to.
  5. ``harness.instruction_files``: instruction files and their stores.
- 6. ``harness.project_context``, ``harness.manifests``, ``harness.tools``: what a build adds
-    and records.
+ 6. ``harness.project_context``, ``harness.manifests``, ``harness.tools``, ``harness.skills``:
+    what a build adds and records.
  7. ``harness.config``: the configuration, which names settings of every part below.
  8. ``harness.harness``: the facade that wires the parts into one supervised tree.
  9. ``harness.debug``, ``harness.cli``, ``harness.__main__``, ``harness`` (the package's own
@@ -43,7 +43,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("harness.stores",),
     ("harness.workspace", "harness.unit_files", "harness.project_root"),
     ("harness.instruction_files",),
-    ("harness.project_context", "harness.manifests", "harness.tools"),
+    ("harness.project_context", "harness.manifests", "harness.tools", "harness.skills"),
     ("harness.config",),
     ("harness.harness",),
     ("harness.debug", "harness.cli", "harness.__main__", "harness"),

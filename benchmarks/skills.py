@@ -1,0 +1,122 @@
+"""Benchmark: skills discovery and the skills layer, each against its floor in the same run.
+
+Cases:
+
+* ``discover 1000 skills``: ``SkillCatalog.discover`` of a workspace with 1,000 skills (one
+  ``SKILL.md`` and one resource each) under ``.claude/skills``, against a bare ``os.scandir``
+  walk of the same tree that reads every ``SKILL.md``. Target ratio <= 2.5.
+* ``parse 1000 frontmatters``: the YAML alone, by loader (libyaml's base loader, the pure
+  Python one, libyaml's safe loader, and the ``simple_yaml`` fast path that reads the common
+  case with the same result), against the same floor: how the parser was chosen.
+* ``render 1000-entry layer``: ``skill_units`` of the catalog plus ``assemble`` of the
+  ``skills`` layer, against counting (bytes/4) and joining the same entry strings (the
+  assembler benchmark's floor). Target ratio <= 3.0.
+
+Usage: ``python benchmarks/skills.py [--quick]``. Timings are best-of-N rounds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import anyio
+import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from harness import EXTENDED_LAYOUT, SkillCatalog, assemble
+from harness.skills.simple_yaml import simple_mapping
+from harness.skills.units import skill_units
+
+_SKILL = (
+    "---\nname: {name}\ndescription: Does task {index} for the repository; use it when the "
+    "user asks for task {index} or mentions its files.\nlicense: Apache-2.0\nmetadata:\n"
+    '  author: bench\n  version: "1.0"\n---\n# Task {index}\n\n1. Read the files.\n'
+    "2. Do the task.\n"
+)
+
+
+def _tree(root: Path, count: int) -> None:
+    for index in range(count):
+        skill = root / ".claude" / "skills" / f"skill-{index:04d}"
+        (skill / "scripts").mkdir(parents=True)
+        (skill / "SKILL.md").write_text(_SKILL.format(name=f"skill-{index:04d}", index=index))
+        (skill / "scripts" / "run.py").write_text("print('run')\n")
+
+
+def _floor(root: Path) -> int:
+    total = 0
+    stack = [str(root / ".claude" / "skills")]
+    while stack:
+        with os.scandir(stack.pop()) as entries:
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append(entry.path)
+                elif entry.name == "SKILL.md":
+                    with open(entry.path, "rb") as file:
+                        total += len(file.read())
+    return total
+
+
+def _best(rounds: int, call: Callable[[], object]) -> float:
+    best = float("inf")
+    for _ in range(rounds):
+        start = time.perf_counter()
+        call()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def _report(name: str, measured: float, floor: float, target: float | None) -> None:
+    ratio = measured / floor
+    verdict = "" if target is None else (" ok" if ratio <= target else f" OVER {target}")
+    print(f"{name:<34} {measured * 1000:8.1f} ms  floor {floor * 1000:7.1f} ms  "
+          f"ratio {ratio:5.2f}{verdict}")  # fmt: skip
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--quick", action="store_true")
+    rounds = 2 if parser.parse_args().quick else 5
+    with tempfile.TemporaryDirectory() as top:
+        root = Path(top)
+        _tree(root, 1000)
+        floor = _best(rounds, lambda: _floor(root))
+        catalog = anyio.run(SkillCatalog.discover, root)
+        assert len(catalog.skills) == 1000, catalog.warnings[:3]
+        discover = _best(rounds, lambda: anyio.run(SkillCatalog.discover, root))
+        _report("discover 1000 skills", discover, floor, 2.5)
+        texts = [
+            _SKILL.format(name=f"skill-{i:04d}", index=i).split("---\n")[1] for i in range(1000)
+        ]
+        for label, loader in (
+            ("libyaml base loader", getattr(yaml, "CBaseLoader", yaml.BaseLoader)),
+            ("pure-Python base loader", yaml.BaseLoader),
+            ("libyaml safe loader", getattr(yaml, "CSafeLoader", yaml.SafeLoader)),
+        ):
+            parse = _best(rounds, lambda loader=loader: [yaml.load(t, loader) for t in texts])
+            _report(f"parse 1000 ({label})", parse, floor, None)
+        fast = _best(rounds, lambda: [simple_mapping(t) for t in texts])
+        _report("parse 1000 (the simple_yaml fast path)", fast, floor, None)
+        units = skill_units(catalog)
+        strings = [unit.text for unit in units]
+        join = _best(rounds, lambda: (sum(len(s.encode()) // 4 for s in strings),
+                                      "\n\n".join(strings)))  # fmt: skip
+        budgets = {"skills": 10**6, "identity": 0}
+        render = _best(
+            rounds,
+            lambda: assemble(
+                {"skills": skill_units(catalog)}, layout=EXTENDED_LAYOUT, budgets=budgets
+            ),
+        )
+        _report("render 1000-entry layer", render, join, 3.0)
+
+
+if __name__ == "__main__":
+    main()
