@@ -18,6 +18,7 @@ Outside ``async with`` there is no supervision tree and no cache, so ``build`` a
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 from collections.abc import Mapping, Sequence
@@ -26,13 +27,15 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Self, TypedDict, Unpack
+from typing import TYPE_CHECKING, Literal, Self, TypedDict, Unpack
 
 import anyio
 import anyio.to_thread
 
 from harness.agents import Roster
 from harness.config import Envelope, HarnessConfig, load_config, make_tokenizer
+from harness.context_requests import ContextRequest, NotReady, Readiness
+from harness.context_requests.build import prepare
 from harness.errors import ArgumentTypeError, ConfigError, StateError
 from harness.instruction_files import InstructionFiles, InstructionSet
 from harness.instruction_files.stores import InstructionStore
@@ -79,6 +82,10 @@ class BuildOptions(TypedDict, total=False):
     tokenizer: Tokenizer | str | None
     targets: Sequence[str | os.PathLike[str]]
     tools: CatalogCheck | Sequence[CatalogCheck]
+    request: ContextRequest | None
+    evidence: Sequence[Unit]
+    require_ready: bool
+    allocation: Literal["fixed", "ceilings"]
 
 
 #: What a build uses for an option not given.
@@ -90,6 +97,10 @@ BUILD_DEFAULTS: BuildOptions = {
     "tokenizer": None,
     "targets": (),
     "tools": (),
+    "request": None,
+    "evidence": (),
+    "require_ready": False,
+    "allocation": "fixed",
 }
 
 
@@ -124,6 +135,7 @@ class PromptBuild:
     tokenizer_name: str
     warnings: tuple[str, ...] = field(default=())
     tools: tuple[CatalogCheck, ...] = field(default=())  # the checks given as tools=
+    readiness: Readiness | None = field(default=None)  # judged when a request was given
 
     @property
     def targets(self) -> tuple[str, ...]:
@@ -420,7 +432,13 @@ class Harness:
         checks = as_checks(tools) if tools else ()
         if checks:  # a layout without the tools layer refuses them
             layers["tools"] = tools_layer(checks, tuple(spec.name for spec in self.config.layout))
-        prompt = await self._assemble(layers, merged, chosen, now)
+        plan = prepare(layers, self.config.layout, given["request"], given["evidence"], now)
+        if given["require_ready"] and plan.readiness is not None and not plan.readiness.ready:
+            raise NotReady(plan.readiness)
+        prompt = await self._assemble(plan.layers, merged, chosen, now)
+        record = plan.record()
+        if record is not None:  # readiness and what was screened out, in the manifest
+            prompt = dataclasses.replace(prompt, _request=record)
         warnings = [*instruction_set.warnings, *project_context.warnings]
         warnings.extend(_emptied_by_budget(prompt))
         if self._provenance is not None:  # durable before the prompt is handed out, or no prompt
@@ -446,6 +464,7 @@ class Harness:
             tokenizer_name=chosen.name,
             warnings=tuple(warnings),
             tools=checks,
+            readiness=plan.readiness,
         )
 
     async def build_prompt(
@@ -465,6 +484,10 @@ class Harness:
         build is durably recorded (``prompt.manifest_id``), and raises ``ManifestStoreError``
         (no prompt) when it cannot be. ``tools``: a ``CatalogCheck`` per MCP server; only
         their allowed tools are rendered, in the ``tools`` layer (``harness.tools``).
+        ``request`` (a ``ContextRequest``) and ``evidence`` (units for the ``evidence`` layer):
+        readiness is judged before assembly and recorded in the manifest; units the
+        request's principal may not see are removed before anything reads their text;
+        ``require_ready=True`` raises ``NotReady`` instead of returning an unready prompt.
         """
         check_options(options, BuildOptions.__optional_keys__, "build_prompt")
         build = await self.build(workspace, agent=agent, **options)

@@ -357,5 +357,16 @@ def assemble(
         tokens = tok.count(text)
     trimmed = tuple(trims)
     return new_prompt(
-        text, tuple(reports), tokens, estimated, tok.name, tok, trimmed, clock, layout, cache, None
+        text,
+        tuple(reports),
+        tokens,
+        estimated,
+        tok.name,
+        tok,
+        trimmed,
+        clock,
+        layout,
+        cache,
+        None,
+        None,
     )
