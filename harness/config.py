@@ -44,6 +44,7 @@ from harness.prompt_assembler import (
 )
 from harness.prompt_assembler.layout import check_layout, named_layout
 from harness.tokenizer import Tokenizer, parse_tokenizer_spec, resolve_tokenizer_spec
+from harness.workspace.deny import DEFAULT_DENY_READ
 
 __all__ = [
     "ConfigError",
@@ -183,6 +184,9 @@ class HarnessConfig(_Frozen):
     supervisor: SupervisorSettings = SupervisorSettings()
     project_root_markers: tuple[str, ...] = DEFAULT_MARKERS
     formats: tuple[str, ...] = Field(default=("agents",), min_length=1)
+    deny_read: tuple[str, ...] = DEFAULT_DENY_READ
+    """Workspace paths never opened (``.gitignore`` patterns); a configured list replaces
+    the default one."""
 
     @field_validator("formats")
     @classmethod

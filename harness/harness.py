@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Literal, Self, TypedDict, Unpack
+from typing import TYPE_CHECKING, Self, TypedDict, Unpack
 
 import anyio
 import anyio.to_thread
@@ -36,11 +36,13 @@ from harness.agents import Roster
 from harness.config import Envelope, HarnessConfig, load_config, make_tokenizer
 from harness.context_requests import ContextRequest, NotReady, Readiness
 from harness.context_requests.build import prepare
+from harness.context_requests.policy import REQUIRED_POLICY_MISSING, missing_policies
 from harness.errors import ArgumentTypeError, ConfigError, StateError
 from harness.instruction_files import InstructionFiles, InstructionSet
 from harness.instruction_files.stores import InstructionStore
 from harness.project_context import ProjectContext, load_project_context
 from harness.prompt_assembler import AssembledPrompt, AssemblyCache, Unit, assemble, merge_budgets
+from harness.prompt_assembler.allocation import Allocation, check_allocation
 from harness.prompt_assembler.budgets import PER_CALL_HINT
 from harness.runtime import ChildSpec, Supervisor
 from harness.tokenizer import ApproximateTokenizer, parse_tokenizer_spec
@@ -85,7 +87,7 @@ class BuildOptions(TypedDict, total=False):
     request: ContextRequest | None
     evidence: Sequence[Unit]
     require_ready: bool
-    allocation: Literal["fixed", "ceilings"]
+    allocation: Allocation
 
 
 #: What a build uses for an option not given.
@@ -242,8 +244,9 @@ class Harness:
         _check_tokenizer_file(self.config.tokenizer)
         # database= is opened (and later closed) by InstructionFiles; store= stays the caller's.
         files_settings = self.config.instruction_files  # the formats are a top-level key
-        if files_settings.formats != self.config.formats:
-            files_settings = files_settings.model_copy(update={"formats": self.config.formats})
+        top_level = {"formats": self.config.formats, "deny_read": self.config.deny_read}
+        if any(getattr(files_settings, key) != value for key, value in top_level.items()):
+            files_settings = files_settings.model_copy(update=top_level)
         self._instruction_files = InstructionFiles(files_settings, database=database, store=store)
         self._store = self._instruction_files.store
         # The SQLite file (absolute: a later chdir does not move it), else the store's name.
@@ -365,6 +368,7 @@ class Harness:
                 workspace,
                 max_file_bytes=config.project_context.max_file_bytes,
                 vendored=config.instruction_files.vendored,
+                deny_read=config.deny_read,
                 stop=stop,
             )
         )
@@ -383,6 +387,7 @@ class Harness:
         budgets: Mapping[str, int],
         tokenizer: Tokenizer,
         now: datetime,
+        allocation: Allocation = "fixed",
     ) -> AssembledPrompt:
         call = functools.partial(
             assemble,
@@ -393,6 +398,7 @@ class Harness:
             tokenizer=tokenizer,
             now=now,
             cache=self._assembly_cache,
+            allocation=allocation,
         )
         # bytes/4 costs a length per unit; an exact tokenizer encodes whole layers, which can
         # take a noticeable time on large workspaces: then keep the event loop free.
@@ -435,12 +441,15 @@ class Harness:
         plan = prepare(layers, self.config.layout, given["request"], given["evidence"], now)
         if given["require_ready"] and plan.readiness is not None and not plan.readiness.ready:
             raise NotReady(plan.readiness)
-        prompt = await self._assemble(plan.layers, merged, chosen, now)
-        record = plan.record()
+        allocation = check_allocation(given["allocation"])
+        prompt = await self._assemble(plan.layers, merged, chosen, now, allocation)
+        missing, policy_warnings = missing_policies(prompt, instruction_set.targets, chosen.count)
+        record = plan.record({REQUIRED_POLICY_MISSING: missing} if missing else None)
         if record is not None:  # readiness and what was screened out, in the manifest
             prompt = dataclasses.replace(prompt, _request=record)
         warnings = [*instruction_set.warnings, *project_context.warnings]
         warnings.extend(_emptied_by_budget(prompt))
+        warnings.extend(policy_warnings)
         if self._provenance is not None:  # durable before the prompt is handed out, or no prompt
             prompt = await self._provenance.recorded(
                 prompt,

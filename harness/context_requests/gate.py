@@ -20,9 +20,11 @@ tell a duplicate from an independent confirmation) are read.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from itertools import compress, groupby, repeat
 from types import MappingProxyType
 from typing import Literal
 
@@ -109,6 +111,15 @@ class NotReady(HarnessError, RuntimeError):
         )
 
 
+_id = operator.attrgetter("id")
+_claim = operator.attrgetter("claim")
+_value = operator.attrgetter("value")
+_authority = operator.attrgetter("authority")
+_requires = operator.attrgetter("requires")
+_max_age = operator.attrgetter("max_age")
+_kind = operator.attrgetter("kind")
+
+
 def _fresh(unit: Unit, now: datetime | None) -> bool:
     max_age, observed = unit.max_age, unit.observed_at
     if max_age is None or observed is None:
@@ -123,26 +134,43 @@ def _fresh(unit: Unit, now: datetime | None) -> bool:
 
 @dataclass(slots=True)
 class _Sorted:
-    """The units after the gates: permitted and fresh (in order), and the ids of the rest."""
+    """The units after the gates: permitted and fresh (in order), and the ids of the rest;
+    ``by_kind`` indexes each list by kind, so a requirement looks at its own units only."""
 
     usable: list[Unit] = field(default_factory=list)
     denied: list[Unit] = field(default_factory=list)
     expired: list[Unit] = field(default_factory=list)
+    by_kind: dict[str, tuple[list[Unit], list[Unit], list[Unit]]] = field(default_factory=dict)
+
+    def index(self) -> None:
+        by_kind = self.by_kind
+        for position, units in enumerate((self.usable, self.expired, self.denied)):
+            kinds = list(map(_kind, units))
+            for kind in set(kinds) - {None}:
+                by_kind.setdefault(kind, ([], [], []))
+            for kind, group in groupby(sorted(compress(units, kinds), key=_kind), key=_kind):
+                by_kind[kind][position].extend(group)
 
 
 def _gates(request: ContextRequest, units: Iterable[Unit], now: datetime | None) -> _Sorted:
     """Permissions first (a denied unit is never looked at further), then freshness."""
     result = _Sorted()
+    every = list(units)
+    if not set(map(type, every)) <= {Unit}:
+        for unit in every:
+            if not isinstance(unit, Unit):
+                raise ArgumentTypeError(f"readiness: expected Unit items, got {unit!r}")
     principal = request.principal
-    for unit in units:
-        if not isinstance(unit, Unit):
-            raise ArgumentTypeError(f"readiness: expected Unit items, got {unit!r}")
-        if unit.requires and not unit.requires <= principal:
-            result.denied.append(unit)
-        elif unit.max_age is not None and not _fresh(unit, now):
-            result.expired.append(unit)
-        else:
-            result.usable.append(unit)
+    if any(map(_requires, every)):  # most units need no permission: one C-level pass
+        allowed = [not u.requires or u.requires <= principal for u in every]
+        result.denied = list(compress(every, map(operator.not_, allowed)))
+        every = list(compress(every, allowed))
+    if set(map(_max_age, every)) != {None}:
+        fresh = [_fresh(u, now) for u in every]
+        result.expired = list(compress(every, map(operator.not_, fresh)))
+        every = list(compress(every, fresh))
+    result.usable = every
+    result.index()
     return result
 
 
@@ -151,20 +179,22 @@ def _resolve(
 ) -> tuple[dict[str, tuple[str, ...]], set[str]]:
     """Per claim: the ids in conflict (the top authority's units disagreeing), and the ids
     of units outranked by a higher authority class present for their claim."""
-    by_claim: dict[str, list[Unit]] = {}
-    for unit in usable:
-        if unit.claim is not None:
-            by_claim.setdefault(unit.claim, []).append(unit)
+    # C-level passes per claim (sorted by claim, grouped): thousands of units are common.
+    claimed_units = sorted(compress(usable, map(_claim, usable)), key=_claim)
     conflicts: dict[str, tuple[str, ...]] = {}
     outranked: set[str] = set()
-    for claim, claimed in by_claim.items():
-        ranks = [request.rank(claim, unit.authority) for unit in claimed]
+    for claim, group in groupby(claimed_units, key=_claim):
+        claimed = list(group)
+        order = request.authority.get(claim, ())
+        places = {name: place for place, name in enumerate(order)}
+        ranks = list(map(places.get, map(_authority, claimed), repeat(len(order))))
         top = min(ranks)
-        winners = [unit for unit, rank in zip(claimed, ranks, strict=True) if rank == top]
-        outranked.update(u.id for u, r in zip(claimed, ranks, strict=True) if r != top)
-        values = {unit.value for unit in winners if unit.value is not None}
-        if len(values) > 1:
-            conflicts[claim] = tuple(unit.id for unit in winners if unit.value is not None)
+        winners = list(compress(claimed, map(top.__eq__, ranks)))
+        if len(winners) < len(claimed):
+            outranked.update(map(_id, compress(claimed, map(top.__ne__, ranks))))
+        valued = list(compress(winners, map(_value, winners)))
+        if len(set(map(_value, valued))) > 1:
+            conflicts[claim] = tuple(map(_id, valued))
     return conflicts, outranked
 
 
@@ -182,11 +212,11 @@ def _status(
     """A fresh permitted match (outranked or not: it is evidence) is present unless its claim
     is in conflict; with none, stale matches make it ``stale`` and only denied ones
     ``denied``."""
-    matching = [u for u in gated.usable if _matches(requirement, u)]
+    usable, expired, denied_units = gated.by_kind.get(requirement.kind, ([], [], []))
+    matching = [u for u in usable if _matches(requirement, u)]
     if matching:
-        in_conflict = sorted(
-            {i for u in matching if u.claim is not None for i in conflicts.get(u.claim, ())}
-        )
+        claims = {u.claim for u in matching} & conflicts.keys()
+        in_conflict = sorted({i for claim in claims if claim for i in conflicts[claim]})
         if in_conflict:
             return RequirementStatus(requirement, "conflict", tuple(in_conflict))
         distinct: dict[str, str] = {}
@@ -197,10 +227,10 @@ def _status(
             else:
                 distinct[unit.text] = unit.id
         return RequirementStatus(requirement, "present", tuple(distinct.values()), tuple(repeats))
-    stale = tuple(u.id for u in gated.expired if _matches(requirement, u))
+    stale = tuple(u.id for u in expired if _matches(requirement, u))
     if stale:
         return RequirementStatus(requirement, "stale", stale)
-    denied = tuple(u.id for u in gated.denied if _matches(requirement, u))
+    denied = tuple(u.id for u in denied_units if _matches(requirement, u))
     if denied:
         return RequirementStatus(requirement, "denied", denied)
     return RequirementStatus(requirement, "missing")

@@ -230,6 +230,7 @@ class Manifest:
     now: datetime | None = None
     schema_version: int = SCHEMA_VERSION
     request: str | None = None  # canonical JSON of the build's context request record
+    loans: tuple[tuple[str, str, int], ...] = ()  # (from, to, tokens): allocation="ceilings"
 
     def budgets(self) -> dict[str, int]:
         """The budget each layer was assembled with."""
@@ -261,6 +262,8 @@ class Manifest:
             data["now"] = self.now.isoformat()
         if self.request is not None:
             data["request"] = json.loads(self.request)
+        if self.loans:
+            data["loans"] = [{"from": f, "to": t, "tokens": n} for f, t, n in self.loans]
         return data
 
     def to_json(self) -> str:
@@ -292,6 +295,9 @@ class Manifest:
                 now=_parse_time(data.get("now")),
                 schema_version=version,
                 request=_request_json(data.get("request")),
+                loans=tuple(
+                    (loan["from"], loan["to"], loan["tokens"]) for loan in data.get("loans", ())
+                ),
             )
         except (KeyError, TypeError, AttributeError, ValueError) as exc:
             raise ManifestSchemaError(f"not a version {SCHEMA_VERSION} manifest: {exc!r}") from None

@@ -73,6 +73,8 @@ class AssembledPrompt:
     # What a build with a context request adds to the manifest (readiness, exclusions,
     # loans), as canonical JSON; None for a plain assembly.
     _request: str | None = field(default=None, compare=False, kw_only=True)
+    loans: tuple[tuple[str, str, int], ...] = field(default=(), kw_only=True)
+    """Each loan of unused tokens (from layer, to layer, tokens), under allocation="ceilings"."""
 
     def __repr__(self) -> str:
         """One line: tokens, digest prefix, and kept/dropped unit counts per layer."""
@@ -300,4 +302,5 @@ def _build_manifest(prompt: AssembledPrompt) -> Manifest:
         layers=tuple(layers),
         now=prompt._now,
         request=prompt._request,
+        loans=prompt.loans,
     )

@@ -277,6 +277,8 @@ class LayerReport:
     dropped: tuple[str, ...]
     truncated: bool
     notes: tuple[str, ...] = ()
+    lent: int = 0  # tokens later layers borrowed from this one (allocation="ceilings")
+    borrowed: int = 0  # tokens this layer borrowed; ``budget`` is its ceiling plus these
 
 
 new_report: Callable[..., LayerReport] = fast_new(LayerReport)
