@@ -79,3 +79,25 @@ def test_loans_never_create_tokens(lengths: dict[str, list[int]], budgets: dict[
         assert report.lent <= ceiling - report.tokens or report.borrowed  # lends only unused
     assert sum(r.tokens for r in prompt.layers) <= sum(ceilings.values())  # within envelope
     assert sum(r.lent for r in prompt.layers) == sum(r.borrowed for r in prompt.layers)
+
+
+async def test_a_ceilings_build_prints_its_loans() -> None:
+    import anyio
+
+    from harness import Harness
+    from harness.debug import format_build
+    from tests.cli import ACME, ACME_DB
+
+    state = [Unit("plan", "x" * 12_000)]
+    with anyio.fail_after(20):
+        async with Harness(database=ACME_DB) as h:
+            build = await h.build(
+                ACME,
+                agent="reviewer",
+                project_id="acme",
+                task_state=state,
+                allocation="ceilings",
+            )
+    assert build.prompt.layer("task_state").kept == ("plan",)
+    assert "loan       " in format_build(build) and "-> task_state" in format_build(build)
+    assert build.prompt.manifest()["loans"]
