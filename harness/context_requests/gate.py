@@ -142,14 +142,13 @@ class _Sorted:
     expired: list[Unit] = field(default_factory=list)
     by_kind: dict[str, tuple[list[Unit], list[Unit], list[Unit]]] = field(default_factory=dict)
 
-    def index(self) -> None:
-        by_kind = self.by_kind
+    def index(self, wanted: frozenset[str]) -> None:
+        """Index the units of the ``wanted`` kinds (those the requirements name)."""
+        by_kind = self.by_kind = {kind: ([], [], []) for kind in wanted}
         for position, units in enumerate((self.usable, self.expired, self.denied)):
-            kinds = list(map(_kind, units))
-            for kind in set(kinds) - {None}:
-                by_kind.setdefault(kind, ([], [], []))
-            for kind, group in groupby(sorted(compress(units, kinds), key=_kind), key=_kind):
-                by_kind[kind][position].extend(group)
+            for unit, kind in zip(units, map(_kind, units), strict=True):
+                if kind in wanted:
+                    by_kind[kind][position].append(unit)
 
 
 def _gates(request: ContextRequest, units: Iterable[Unit], now: datetime | None) -> _Sorted:
@@ -165,12 +164,13 @@ def _gates(request: ContextRequest, units: Iterable[Unit], now: datetime | None)
         allowed = [not u.requires or u.requires <= principal for u in every]
         result.denied = list(compress(every, map(operator.not_, allowed)))
         every = list(compress(every, allowed))
-    if set(map(_max_age, every)) != {None}:
-        fresh = [_fresh(u, now) for u in every]
+    ages = list(map(_max_age, every))
+    if set(ages) != {None}:
+        fresh = [age is None or _fresh(u, now) for u, age in zip(every, ages, strict=True)]
         result.expired = list(compress(every, map(operator.not_, fresh)))
         every = list(compress(every, fresh))
     result.usable = every
-    result.index()
+    result.index(frozenset(r.kind for r in request.requirements))
     return result
 
 
@@ -189,19 +189,21 @@ def _resolve(
         places = {name: place for place, name in enumerate(order)}
         ranks = list(map(places.get, map(_authority, claimed), repeat(len(order))))
         top = min(ranks)
-        winners = list(compress(claimed, map(top.__eq__, ranks)))
+        winners = list(compress(claimed, map(operator.eq, repeat(top), ranks)))
         if len(winners) < len(claimed):
-            outranked.update(map(_id, compress(claimed, map(top.__ne__, ranks))))
+            outranked.update(map(_id, compress(claimed, map(operator.ne, repeat(top), ranks))))
         valued = list(compress(winners, map(_value, winners)))
         if len(set(map(_value, valued))) > 1:
             conflicts[claim] = tuple(map(_id, valued))
     return conflicts, outranked
 
 
-def _matches(requirement: Requirement, unit: Unit) -> bool:
-    return unit.kind == requirement.kind and (
-        requirement.claim is None or unit.claim == requirement.claim
-    )
+def _matching(requirement: Requirement, units: list[Unit]) -> list[Unit]:
+    """The ``units`` (all of the requirement's kind) of its claim, when it names one."""
+    claim = requirement.claim
+    if claim is None:
+        return units
+    return list(compress(units, map(operator.eq, repeat(claim), map(_claim, units))))
 
 
 def _status(
@@ -213,7 +215,7 @@ def _status(
     is in conflict; with none, stale matches make it ``stale`` and only denied ones
     ``denied``."""
     usable, expired, denied_units = gated.by_kind.get(requirement.kind, ([], [], []))
-    matching = [u for u in usable if _matches(requirement, u)]
+    matching = _matching(requirement, usable)
     if matching:
         claims = {u.claim for u in matching} & conflicts.keys()
         in_conflict = sorted({i for claim in claims if claim for i in conflicts[claim]})
@@ -227,10 +229,10 @@ def _status(
             else:
                 distinct[unit.text] = unit.id
         return RequirementStatus(requirement, "present", tuple(distinct.values()), tuple(repeats))
-    stale = tuple(u.id for u in expired if _matches(requirement, u))
+    stale = tuple(map(_id, _matching(requirement, expired)))
     if stale:
         return RequirementStatus(requirement, "stale", stale)
-    denied = tuple(u.id for u in denied_units if _matches(requirement, u))
+    denied = tuple(map(_id, _matching(requirement, denied_units)))
     if denied:
         return RequirementStatus(requirement, "denied", denied)
     return RequirementStatus(requirement, "missing")
@@ -270,7 +272,7 @@ def readiness(
         status=_overall(statuses),
         requirements=statuses,
         conflicts=MappingProxyType(conflicts),
-        expired=tuple(u.id for u in gated.expired),
-        outranked=tuple(u.id for u in gated.usable if u.id in outranked),
-        denied=tuple(u.id for u in gated.denied),
+        expired=tuple(map(_id, gated.expired)),
+        outranked=tuple(filter(outranked.__contains__, map(_id, gated.usable))),
+        denied=tuple(map(_id, gated.denied)),
     )

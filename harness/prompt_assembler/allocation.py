@@ -11,9 +11,9 @@
     assert lent.layer("task_state").borrowed == 100 and lent.layer("identity").lent > 0
     assert lent.manifest()["loans"][0]["to"] == "task_state"
 
-Layers are filled in layout order. The tokens a layer leaves unused go to a pool; the next
-information layer that does not fit its own ceiling is trimmed again with its ceiling plus the
-pool, and borrows what it then uses beyond its ceiling, from the earliest lenders first.
+Layers are filled in layout order. The tokens a layer leaves unused go to a pool; each
+information layer is trimmed to its ceiling plus the pool and borrows what it then uses
+beyond its ceiling, from the earliest lenders first.
 Instruction layers lend but never borrow. Nothing is created: the budgets in use never exceed
 the sum of the ceilings, so a build within its input envelope stays within it.
 """
@@ -21,19 +21,15 @@ the sum of the ceilings, so a build within its input envelope stays within it.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
 from typing import Literal
 
 from harness.prompt_assembler.layout import LayerSpec
-from harness.prompt_assembler.prompt import LayerTrim
 from harness.prompt_assembler.values import AssemblyError, LayerReport
 
 __all__ = ["ALLOCATIONS", "Allocation", "Ledger", "check_allocation"]
 
 Allocation = Literal["fixed", "ceilings"]
 ALLOCATIONS: tuple[str, ...] = ("fixed", "ceilings")
-
-Relayer = Callable[[int], tuple[LayerReport, LayerTrim]]
 
 
 def check_allocation(allocation: object) -> Allocation:
@@ -42,11 +38,6 @@ def check_allocation(allocation: object) -> Allocation:
     if allocation == "ceilings":
         return "ceilings"
     raise AssemblyError(f"unknown allocation {allocation!r}; choose 'fixed' or 'ceilings'")
-
-
-def _needs_more(trim: LayerTrim) -> bool:
-    _, fresh, _, result = trim
-    return result.truncated or len(result.kept_indexes()) < len(fresh)
 
 
 class Ledger:
@@ -61,29 +52,32 @@ class Ledger:
     def available(self) -> int:
         return sum(int(entry[1]) for entry in self.pool)
 
+    def offer(self, spec: LayerSpec) -> int:
+        """What the layer may borrow: the whole pool for an information layer, else 0."""
+        return self.available() if spec.authority == "information" else 0
+
     def settle(
-        self, spec: LayerSpec, report: LayerReport, trim: LayerTrim, relayer: Relayer
-    ) -> tuple[LayerReport, LayerTrim]:
-        """The layer after borrowing what it needs (information layers only), and its unused
-        tokens added to the pool."""
-        ceiling = report.budget
-        pool = self.available()
-        if spec.authority == "information" and pool and _needs_more(trim):
-            wider, wider_trim = relayer(ceiling + pool)
-            borrowed = max(0, wider.tokens - ceiling)
-            if borrowed:
-                lenders = self._take(spec.name, borrowed)
-                note = f"borrowed {borrowed} unused token(s) from {lenders} (allocation=ceilings)"
-                report = dataclasses.replace(
-                    wider,
-                    budget=ceiling + borrowed,
-                    borrowed=borrowed,
-                    notes=(*wider.notes, note),
-                )
-                return report, wider_trim
+        self, spec: LayerSpec, ceiling: int, offered: int, report: LayerReport
+    ) -> LayerReport:
+        """The layer's report once trimmed to ``ceiling + offered``: what it used beyond its
+        ceiling is borrowed (and its budget is its ceiling plus that); what it left unused
+        goes to the pool."""
+        # A strategy trimmed to a wider budget that uses no more than the ceiling keeps what
+        # it keeps at the ceiling (every strategy is monotone in its budget), so one trim
+        # serves both cases.
+        borrowed = max(0, report.tokens - ceiling) if offered else 0
+        if borrowed:
+            lenders = self._take(spec.name, borrowed)
+            note = f"borrowed {borrowed} unused token(s) from {lenders} (allocation=ceilings)"
+            notes = (*report.notes, note)
+            return dataclasses.replace(
+                report, budget=ceiling + borrowed, borrowed=borrowed, notes=notes
+            )
+        if offered:
+            report = dataclasses.replace(report, budget=ceiling)
         if report.tokens < ceiling:
             self.pool.append([spec.name, ceiling - report.tokens])
-        return report, trim
+        return report
 
     def _take(self, borrower: str, tokens: int) -> str:
         """Take ``tokens`` from the earliest lenders, recording each loan; their names."""

@@ -24,7 +24,6 @@ passes its own :class:`~harness.prompt_assembler.AssemblyCache`.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from operator import attrgetter
@@ -339,12 +338,14 @@ def assemble(
     for spec in layout:
         name = spec.name
         units, ids, plain = units_by_layer[name]
+        ceiling = merged_budgets[name]
+        offered = 0 if ledger is None else ledger.offer(spec)
         report, trim = _layer(
             spec,
             units,
             ids,
             plain,
-            merged_budgets[name],
+            ceiling + offered,
             merged_strategies[name],
             tok,
             bpt,
@@ -352,19 +353,7 @@ def assemble(
             estimated,
         )
         if ledger is not None:
-            relayer = functools.partial(
-                _layer,
-                spec,
-                units,
-                ids,
-                plain,
-                strategy=merged_strategies[name],
-                tok=tok,
-                bpt=bpt,
-                clock=clock,
-                estimated=estimated,
-            )
-            report, trim = ledger.settle(spec, report, trim, relayer)
+            report = ledger.settle(spec, ceiling, offered, report)
         result = trim[3]
         if result.text:
             texts.append(result.text)
