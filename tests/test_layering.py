@@ -14,7 +14,8 @@ above (the first matching prefix decides a module's layer):
  2. ``harness.runtime``, ``harness.hooks``, ``harness.prompt_assembler``, ``harness.agents``:
     the supervision runtime, tool-use hooks, the pure assembler, the roster.
  3. ``harness.stores``: the store seam (locations, the backend registry, driver helpers).
- 4. ``harness.workspace``, ``harness.unit_files``: reading a workspace safely.
+ 4. ``harness.workspace``, ``harness.unit_files``, ``harness.project_root``: reading a
+    workspace safely, and finding the project it belongs to.
  5. ``harness.instruction_files``: instruction files and their stores.
  6. ``harness.project_context``, ``harness.manifests``, ``harness.tools``: what a build adds
     and records.
@@ -40,7 +41,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("harness.encodings", "harness.tokenizer"),
     ("harness.runtime", "harness.hooks", "harness.prompt_assembler", "harness.agents"),
     ("harness.stores",),
-    ("harness.workspace", "harness.unit_files"),
+    ("harness.workspace", "harness.unit_files", "harness.project_root"),
     ("harness.instruction_files",),
     ("harness.project_context", "harness.manifests", "harness.tools"),
     ("harness.config",),

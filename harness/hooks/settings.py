@@ -34,8 +34,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, TypeAlias
 
-from harness.hooks import command
 from harness.hooks.claude_code import PHASE_OF_EVENT, TOOL_EVENTS
+from harness.hooks.command import from_settings as command_from_settings
 from harness.hooks.errors import HookSettingsError, HookValueError
 from harness.hooks.hooks import HookHandler, Hooks
 from harness.hooks.matching import claude_matcher, parse_match
@@ -50,7 +50,7 @@ HookFactory: TypeAlias = Callable[
 """``factory(entry, json_path, cwd, phase, env_allowlist)`` -> (handler, its name); raises
 ``HookSettingsError`` naming the JSON path of a field it cannot use."""
 
-HOOK_TYPES: Final[Mapping[str, HookFactory]] = {"command": command.from_settings}
+HOOK_TYPES: Final[Mapping[str, HookFactory]] = {"command": command_from_settings}
 """The hook types a settings file may use, by their ``"type"``."""
 
 

@@ -14,20 +14,6 @@
     assert record.manifest["manifest_id"] == record.manifest_id
     layers = record.manifest["layers"]
     assert set(record.texts) == {u["sha256"] for layer in layers for u in layer["units"]}
-
-Design notes: the recorded manifest is the assembler's manifest (schema 2: every input unit,
-kept or dropped, with its index among the layer's inputs, its provenance and the sha256 of its
-text) plus section 11's context (``manifest_id``, ``harness_version``, ``requested_at``,
-``workspace``, ``agent``, ``project_id``, ``targets``, ``imports``, ``tokenizer``,
-``tokenizer_spec``, ``budgets``, ``strategies``). ``imports`` maps each unit id whose file
-has ``@path`` imports to ``[[path, sha256], ...]``. The texts travel beside it, keyed by the
-sha256 the manifest already holds (nothing is hashed twice), and are stored once however many
-builds use them.
-Building a record is pure apart from the id's clock.
-A layer whose manifest is the very
-object of the previous record's (the assembler memoises them in the Harness's cache) reuses
-that record's dict (``AssembledPrompt.layer_dicts``): recorded manifests are never changed, so
-sharing is safe, and the codec then skips the layer.
 """
 
 from __future__ import annotations

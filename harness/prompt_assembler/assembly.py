@@ -175,7 +175,7 @@ def _check_tokenizer(tok: object) -> Tokenizer:
     if byte_exact(checked) is None:
         empty = checked.count("")
         if empty != 0 or isinstance(empty, bool) or not isinstance(empty, int):
-            # An empty layer must fit every budget, 0 included (invariant 1).
+            # An empty layer must fit every budget, 0 included: a layer never exceeds its budget.
             raise AssemblyError(
                 f"tokenizer {checked.name!r} counts the empty string as {empty!r}; a "
                 "Tokenizer must count '' as 0 (count fixed per-prompt overhead outside it)"

@@ -9,11 +9,6 @@ supervisor give up with ``MaxRestartsExceeded``. Used on its own::
     assert window.add(0.0) and window.add(1.0)  # two restarts within 5 s: allowed
     assert not window.add(2.0)                  # a third one: the intensity is exceeded
     assert window.add(7.5)                      # 0.0 and 1.0 have left the window
-
-Design notes: a sliding window over a monotonic clock (the caller passes the time, so the
-window itself is pure). It keeps only the timestamps still inside the window, at most
-``max_restarts + 1`` floats, never old exit reasons, so a long-lived supervisor's memory does
-not grow with its history.
 """
 
 from __future__ import annotations

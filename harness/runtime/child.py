@@ -16,13 +16,6 @@ A ``ChildSpec`` names a child, the async function that runs it, and what to do w
             print(sup.which_children())  # [ChildInfo(id='worker', status='running', restarts=0)]
 
     anyio.run(main)
-
-Design notes:
-
-- Both are frozen values checked when built, so a wrong restart type or shutdown fails where
-  the spec is written, not later inside a running tree.
-- ``shutdown`` is seconds, ``None`` (OTP's ``infinity``) or ``"brutal"`` (OTP's
-  ``brutal_kill``: cancel without waiting).
 """
 
 from __future__ import annotations

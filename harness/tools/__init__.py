@@ -20,12 +20,13 @@ is handed it. The parts: ``digest``, ``catalog``, ``policy``, ``check``, ``pins`
 
 from __future__ import annotations
 
-from harness.tools.catalog import ToolCatalog, ToolEntry
+from harness.tools.catalog import ToolEntry
 from harness.tools.check import BlockedTool, CatalogCheck, Pin, ToolChange
 from harness.tools.errors import PinStoreError, ToolCatalogError
 from harness.tools.listener import CatalogListener
 from harness.tools.pins import PinStore
 from harness.tools.policy import ToolPolicy
+from harness.tools.tool_catalog import ToolCatalog
 from harness.tools.units import tool_units, tools_record
 
 __all__ = [

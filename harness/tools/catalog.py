@@ -19,9 +19,9 @@ run is decided by a ``ToolPolicy`` and the pins (``harness.tools.pins``).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol, Self
 
 from harness.tools.digest import (
     canonical_json,
@@ -32,13 +32,7 @@ from harness.tools.digest import (
 )
 from harness.tools.errors import ToolCatalogError
 
-if TYPE_CHECKING:
-    from harness.tools.check import CatalogCheck
-    from harness.tools.listener import CatalogListener, MessageHandler
-    from harness.tools.pins import PinStore
-    from harness.tools.policy import ToolPolicy
-
-__all__ = ["HasSession", "ToolCatalog", "ToolEntry", "ToolSource", "client_session"]
+__all__ = ["Catalog", "HasSession", "ToolEntry", "ToolSource", "client_session"]
 
 _MAX_PAGES = 10_000
 """A server that keeps handing out cursors past this many pages is refused (a loop)."""
@@ -87,7 +81,7 @@ class ToolEntry:
 
 
 @dataclass(frozen=True, slots=True)
-class ToolCatalog:
+class Catalog:
     """The tools one server offers, sorted by name, with the catalog's digest."""
 
     server: str
@@ -95,7 +89,7 @@ class ToolCatalog:
     digest: str
 
     @classmethod
-    def from_tools(cls, server: str, tools: Sequence[Mapping[str, Any] | Any]) -> ToolCatalog:
+    def from_tools(cls, server: str, tools: Sequence[Mapping[str, Any] | Any]) -> Self:
         """A catalog of ``tools``: MCP ``Tool`` definitions as mappings in wire form
         (``inputSchema``, not ``input_schema``), or SDK ``Tool`` objects.
 
@@ -119,7 +113,7 @@ class ToolCatalog:
         return cls(server=server, tools=ordered, digest=digest)
 
     @classmethod
-    async def from_mcp(cls, session: ToolSource | HasSession, *, server: str) -> ToolCatalog:
+    async def from_mcp(cls, session: ToolSource | HasSession, *, server: str) -> Self:
         """Every page of ``tools/list`` from an initialized SDK ``ClientSession`` (or the
         session of an entered SDK ``Client``).
 
@@ -148,37 +142,6 @@ class ToolCatalog:
         raise ToolCatalogError(
             f"server {server!r} paged tools/list past {_MAX_PAGES} pages; refusing to read on"
         )
-
-    @staticmethod
-    def listener(inner: MessageHandler | None = None) -> CatalogListener:
-        """A ``message_handler`` for ``ClientSession(..., message_handler=...)`` that hears
-        ``notifications/tools/list_changed`` for ``watch`` and forwards every message to
-        ``inner``."""
-        from harness.tools.listener import CatalogListener
-
-        return CatalogListener(inner)
-
-    @staticmethod
-    def watch(
-        session: ToolSource | HasSession,
-        *,
-        server: str,
-        pins: PinStore,
-        policy: ToolPolicy,
-        listener: CatalogListener | None = None,
-    ) -> AsyncIterator[CatalogCheck]:
-        """Yield the current ``CatalogCheck``, then a new one after each ``list_changed``
-        (every page re-listed, re-checked against ``pins`` and ``policy``).
-
-        A handshake-era session needs ``listener`` (``ToolCatalog.listener()`` given to it as
-        its ``message_handler``); on a 2026-07-28 session ``watch`` opens its own
-        ``subscriptions/listen`` stream when no listener is given. A run keeps the check it
-        holds until it is handed a newer one: nothing reaches a run because the server
-        announced it.
-        """
-        from harness.tools.watch import watch
-
-        return watch(session, server=server, pins=pins, policy=policy, listener=listener)
 
     def get(self, name: str) -> ToolEntry | None:
         """The tool called ``name``, or None."""

@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from harness.tools.catalog import ToolCatalog, ToolEntry
+from harness.tools.catalog import Catalog, ToolEntry
 from harness.tools.digest import canonical_json, plain_json
 from harness.tools.policy import ToolPolicy
 
@@ -85,7 +85,7 @@ class CatalogCheck:
 
     server: str
     digest: str
-    catalog: ToolCatalog
+    catalog: Catalog
     allowed: tuple[ToolEntry, ...]
     blocked: tuple[BlockedTool, ...]
     changes: tuple[ToolChange, ...]
@@ -132,7 +132,7 @@ def _value(definition: Mapping[str, Any], key: str) -> bytes | None:
     return canonical_json(plain_json(definition[key]), what=key)
 
 
-def classify(catalog: ToolCatalog, policy: ToolPolicy, pins: Mapping[str, Pin]) -> CatalogCheck:
+def classify(catalog: Catalog, policy: ToolPolicy, pins: Mapping[str, Pin]) -> CatalogCheck:
     """Judge ``catalog`` against ``policy`` and its server's ``pins`` (by tool name)."""
     server = catalog.server
     allowed: list[ToolEntry] = []

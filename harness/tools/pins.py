@@ -27,7 +27,7 @@ import anyio
 
 from harness.errors import ArgumentError
 from harness.stores import register_store, store_factory, url_scheme
-from harness.tools.catalog import ToolCatalog
+from harness.tools.catalog import Catalog
 from harness.tools.check import CatalogCheck, Pin, classify
 from harness.tools.errors import PinStoreError
 from harness.tools.policy import ToolPolicy
@@ -78,7 +78,7 @@ class PinStore:
         """Open the store at ``target``, creating a missing one (its directory must exist)."""
         return cls(await open_backend(target))
 
-    async def check(self, catalog: ToolCatalog, policy: ToolPolicy) -> CatalogCheck:
+    async def check(self, catalog: Catalog, policy: ToolPolicy) -> CatalogCheck:
         """Judge ``catalog`` against ``policy`` and its server's pins; pin the allowed tools
         seen for the first time."""
         async with self._lock:
@@ -94,7 +94,7 @@ class PinStore:
                 await self._backend.save(catalog.server, first)
             return check
 
-    async def approve(self, catalog: ToolCatalog, *, tools: Iterable[str] | None = None) -> None:
+    async def approve(self, catalog: Catalog, *, tools: Iterable[str] | None = None) -> None:
         """Pin the current definitions of ``tools`` (names; default: every tool listed, and
         the pins of tools no longer listed are dropped). A named tool the catalog does not
         list has its pin dropped (its removal is accepted); a name neither listed nor pinned
@@ -138,7 +138,7 @@ class PinStore:
             raise PinStoreError("this pin store is closed; open it again with PinStore.open")
 
 
-def _pin_of(catalog: ToolCatalog, name: str) -> Pin:
+def _pin_of(catalog: Catalog, name: str) -> Pin:
     entry = catalog.get(name)
     assert entry is not None
     return Pin(entry.digest, entry.definition)

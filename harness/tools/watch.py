@@ -27,7 +27,7 @@ from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 
-from harness.tools.catalog import HasSession, ToolCatalog, ToolSource, client_session
+from harness.tools.catalog import Catalog, HasSession, ToolSource, client_session
 from harness.tools.check import CatalogCheck
 from harness.tools.errors import ToolCatalogError
 from harness.tools.listener import CatalogListener
@@ -44,12 +44,14 @@ async def watch(
     pins: PinStore,
     policy: ToolPolicy,
     listener: CatalogListener | None = None,
+    kind: type[Catalog] = Catalog,
 ) -> AsyncIterator[CatalogCheck]:
-    """The current check, then a fresh one after each tool-list announcement."""
+    """The current check, then a fresh one after each tool-list announcement (each catalog
+    listed as a ``kind``)."""
     source = client_session(session)
 
     async def fresh() -> CatalogCheck:
-        return await pins.check(await ToolCatalog.from_mcp(source, server=server), policy)
+        return await pins.check(await kind.from_mcp(source, server=server), policy)
 
     if listener is None:
         async with _subscription(source, server) as events:

@@ -81,8 +81,7 @@ class Visitor(Protocol):
     """What a walk does with the ``special`` entries of each directory."""
 
     def files(self, walk: DirectoryWalk, here: Here, named: dict[str, os.DirEntry[str]]) -> None:
-        """Handle ``named`` (one that is a directory is also walked); warn with
-        ``walk.warn``."""
+        """Handle ``named`` (a directory among them is walked too); warn with ``walk.warn``."""
 
 
 class Guide(Protocol):
@@ -266,16 +265,8 @@ class DirectoryWalk:
                     assert chain is not None
                     inside = chain.inside_ignored()
                     for name in entered:
-                        push(
-                            (
-                                held,
-                                name,
-                                prefix + name,
-                                depth,
-                                inside,
-                                length + name_length(name),
-                            )
-                        )
+                        size = name_length(name)
+                        push((held, name, prefix + name, depth, inside, length + size))
             finally:
                 if not kept:
                     os.close(fd)
