@@ -88,6 +88,12 @@ _EXPORTS: dict[str, str] = {
     # --- runtime errors of the many-sessions runtime ---
     "AlreadyRegistered": "harness.runtime.errors",
     "MaxChildrenReached": "harness.runtime.errors",
+    # --- context requests: evidence, permissions, readiness ---
+    "ContextRequest": "harness.context_requests",
+    "NotReady": "harness.context_requests",
+    "Readiness": "harness.context_requests",
+    "Requirement": "harness.context_requests",
+    "readiness": "harness.context_requests",
     # --- tool catalogs pinned by digest ---
     "BlockedTool": "harness.tools",
     "CatalogCheck": "harness.tools",

@@ -6,6 +6,11 @@ from harness.agents import UnknownAgent as UnknownAgent
 from harness.config import ConfigError as ConfigError
 from harness.config import HarnessConfig as HarnessConfig
 from harness.config import load_config as load_config
+from harness.context_requests import ContextRequest as ContextRequest
+from harness.context_requests import NotReady as NotReady
+from harness.context_requests import Readiness as Readiness
+from harness.context_requests import Requirement as Requirement
+from harness.context_requests import readiness as readiness
 from harness.errors import HarnessError as HarnessError
 from harness.harness import BuildOptions as BuildOptions
 from harness.harness import Harness as Harness
@@ -84,6 +89,7 @@ __all__ = [
     "CatalogCheck",
     "ChildSpec",
     "ConfigError",
+    "ContextRequest",
     "Halt",
     "Harness",
     "HarnessConfig",
@@ -108,11 +114,14 @@ __all__ = [
     "ManifestStore",
     "ManifestStoreError",
     "MaxChildrenReached",
+    "NotReady",
     "PinStore",
     "PinStoreError",
     "PromptBuild",
+    "Readiness",
     "Replay",
     "ReplayError",
+    "Requirement",
     "Skill",
     "SkillActivation",
     "SkillCatalog",
@@ -136,4 +145,5 @@ __all__ = [
     "debug",
     "find_project_root",
     "load_config",
+    "readiness",
 ]

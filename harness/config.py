@@ -49,6 +49,7 @@ from harness.skills.settings import (
     check_user_skills_dirs,
 )
 from harness.tokenizer import Tokenizer, parse_tokenizer_spec, resolve_tokenizer_spec
+from harness.workspace.deny import DEFAULT_DENY_READ
 
 __all__ = [
     "ConfigError",
@@ -192,6 +193,9 @@ class HarnessConfig(_Frozen):
     """Skills directories, relative to the root and to each directory on the targets' chains."""
     user_skills_dirs: tuple[str, ...] = ()
     """Absolute skills directories of the user; never read unless listed here."""
+    deny_read: tuple[str, ...] = DEFAULT_DENY_READ
+    """Workspace paths never opened (``.gitignore`` patterns); a configured list replaces
+    the default one."""
 
     @field_validator("skills_dirs")
     @classmethod

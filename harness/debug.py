@@ -98,6 +98,7 @@ def format_build(build: PromptBuild, *, width: int = WIDTH) -> str:
         lines.extend(_layer_lines(report, width))
     lines.append(rule)
     lines.extend(_envelope_lines(build))
+    lines.extend(_context_lines(build))
     lines.append("")
     lines.extend(_warning_lines(build.warnings, width))
     lines.append("")
@@ -134,6 +135,17 @@ def _envelope_lines(build: PromptBuild) -> list[str]:
         f"budgets    {sum(build.budgets.values()):,} of {room:,} (slack {build.slack:,})",
         f"prompt     {_n(prompt.tokens, est)} of {room:,} (headroom {_n(build.headroom, est)})",
     ]
+
+
+def _context_lines(build: PromptBuild) -> list[str]:
+    """Each loan of unused tokens (allocation="ceilings") and the readiness, when judged."""
+    lines = [
+        f"loan       {lender} -> {borrower}: {tokens:,} tokens"
+        for lender, borrower, tokens in build.prompt.loans
+    ]
+    if build.readiness is not None:
+        lines.extend(visible(line)[0] for line in build.readiness.explain().splitlines())
+    return lines
 
 
 def _warning_lines(warnings: Sequence[str], width: int) -> list[str]:

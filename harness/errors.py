@@ -41,6 +41,7 @@ The whole tree (each error, the builtins it also is, where to import it from)::
         InstructionStoreError                    harness
         ManifestStoreError (OSError)             harness
             ManifestNotFound (KeyError)          harness
+        NotReady (RuntimeError)                  harness
         PinStoreError (OSError)                  harness
         PostgresOptionError (ValueError)         harness.instruction_files.stores.postgres
         ReplayError (ValueError)                 harness

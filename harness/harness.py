@@ -18,6 +18,7 @@ Outside ``async with`` there is no supervision tree and no cache, so ``build`` a
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 from collections.abc import Mapping, Sequence
@@ -33,11 +34,15 @@ import anyio.to_thread
 
 from harness.agents import Roster
 from harness.config import Envelope, HarnessConfig, load_config, make_tokenizer
+from harness.context_requests import ContextRequest, NotReady, Readiness
+from harness.context_requests.build import prepare
+from harness.context_requests.policy import REQUIRED_POLICY_MISSING, missing_policies
 from harness.errors import ArgumentTypeError, ConfigError, StateError
 from harness.instruction_files import InstructionFiles, InstructionSet
 from harness.instruction_files.stores import InstructionStore
 from harness.project_context import ProjectContext, load_project_context
 from harness.prompt_assembler import AssembledPrompt, AssemblyCache, Unit, assemble, merge_budgets
+from harness.prompt_assembler.allocation import Allocation, check_allocation
 from harness.prompt_assembler.budgets import PER_CALL_HINT
 from harness.runtime import ChildSpec, Supervisor
 from harness.skills.catalog import SkillCatalog
@@ -84,6 +89,10 @@ class BuildOptions(TypedDict, total=False):
     tools: CatalogCheck | Sequence[CatalogCheck]
     skills: SkillCatalog | None
     activations: Sequence[SkillActivation]
+    request: ContextRequest | None
+    evidence: Sequence[Unit]
+    require_ready: bool
+    allocation: Allocation
 
 
 #: What a build uses for an option not given.
@@ -97,6 +106,10 @@ BUILD_DEFAULTS: BuildOptions = {
     "tools": (),
     "skills": None,
     "activations": (),
+    "request": None,
+    "evidence": (),
+    "require_ready": False,
+    "allocation": "fixed",
 }
 
 
@@ -132,6 +145,7 @@ class PromptBuild:
     warnings: tuple[str, ...] = field(default=())
     tools: tuple[CatalogCheck, ...] = field(default=())  # the checks given as tools=
     skills: Mapping[str, object] | None = None  # catalog digest and activations (skills=)
+    readiness: Readiness | None = field(default=None)  # judged when a request was given
 
     @property
     def targets(self) -> tuple[str, ...]:
@@ -240,8 +254,9 @@ class Harness:
         _check_tokenizer_file(self.config.tokenizer)
         # database= is opened (and later closed) by InstructionFiles; store= stays the caller's.
         files_settings = self.config.instruction_files  # the formats are a top-level key
-        if files_settings.formats != self.config.formats:
-            files_settings = files_settings.model_copy(update={"formats": self.config.formats})
+        top_level = {"formats": self.config.formats, "deny_read": self.config.deny_read}
+        if any(getattr(files_settings, key) != value for key, value in top_level.items()):
+            files_settings = files_settings.model_copy(update=top_level)
         self._instruction_files = InstructionFiles(files_settings, database=database, store=store)
         self._store = self._instruction_files.store
         # The SQLite file (absolute: a later chdir does not move it), else the store's name.
@@ -375,6 +390,7 @@ class Harness:
                 workspace,
                 max_file_bytes=config.project_context.max_file_bytes,
                 vendored=config.instruction_files.vendored,
+                deny_read=config.deny_read,
                 stop=stop,
             )
         )
@@ -393,6 +409,7 @@ class Harness:
         budgets: Mapping[str, int],
         tokenizer: Tokenizer,
         now: datetime,
+        allocation: Allocation = "fixed",
     ) -> AssembledPrompt:
         call = functools.partial(
             assemble,
@@ -403,6 +420,7 @@ class Harness:
             tokenizer=tokenizer,
             now=now,
             cache=self._assembly_cache,
+            allocation=allocation,
         )
         # bytes/4 costs a length per unit; an exact tokenizer encodes whole layers, which can
         # take a noticeable time on large workspaces: then keep the event loop free.
@@ -448,10 +466,19 @@ class Harness:
             names = tuple(spec.name for spec in self.config.layout)
             layers["skills"] = skills_layer(catalog, activations, names)
             skills = skills_record(catalog, activations)
-        prompt = await self._assemble(layers, merged, chosen, now)
+        plan = prepare(layers, self.config.layout, given["request"], given["evidence"], now)
+        if given["require_ready"] and plan.readiness is not None and not plan.readiness.ready:
+            raise NotReady(plan.readiness)
+        allocation = check_allocation(given["allocation"])
+        prompt = await self._assemble(plan.layers, merged, chosen, now, allocation)
+        missing, policy_warnings = missing_policies(prompt, instruction_set.targets, chosen.count)
+        record = plan.record({REQUIRED_POLICY_MISSING: missing} if missing else None)
+        if record is not None:  # readiness and what was screened out, in the manifest
+            prompt = dataclasses.replace(prompt, _request=record)
         warnings = [*instruction_set.warnings, *project_context.warnings]
         warnings.extend(_emptied_by_budget(prompt))
         warnings.extend(skill_drops(prompt))
+        warnings.extend(policy_warnings)
         if self._provenance is not None:  # durable before the prompt is handed out, or no prompt
             prompt = await self._provenance.recorded(
                 prompt,
@@ -477,6 +504,7 @@ class Harness:
             warnings=tuple(warnings),
             tools=checks,
             skills=skills,
+            readiness=plan.readiness,
         )
 
     async def build_prompt(
@@ -498,6 +526,10 @@ class Harness:
         their allowed tools are rendered, in the ``tools`` layer (``harness.tools``).
         ``skills`` / ``activations``: a ``SkillCatalog`` (``h.skills(...)``) and what
         ``catalog.activate`` returned, in the ``skills`` layer (``harness.skills``).
+        ``request`` (a ``ContextRequest``) and ``evidence`` (units for the ``evidence`` layer):
+        readiness is judged before assembly and recorded in the manifest; units the
+        request's principal may not see are removed before anything reads their text;
+        ``require_ready=True`` raises ``NotReady`` instead of returning an unready prompt.
         """
         check_options(options, BuildOptions.__optional_keys__, "build_prompt")
         build = await self.build(workspace, agent=agent, **options)

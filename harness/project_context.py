@@ -60,6 +60,7 @@ from harness.workspace import (
     read_file,
     reason,
 )
+from harness.workspace.deny import DEFAULT_DENY_READ, DenyRules, deny_warning
 from harness.workspace.import_door import ImportDoor, expand_file, revision
 from harness.workspace.vendored import DEFAULT_VENDORED
 
@@ -107,6 +108,7 @@ def load_project_context(
     *,
     max_file_bytes: int = 65536,
     vendored: Iterable[str] | None = None,
+    deny_read: Iterable[str] | None = None,
     stop: threading.Event | None = None,
 ) -> ProjectContext:
     """Read ``WORKSPACE/.AGENTS/*.md`` into units (blocking I/O: run it in a worker thread).
@@ -114,6 +116,8 @@ def load_project_context(
     ``vendored`` are the directory names a symlink may not point into (besides ``.git``);
     default: ``harness.workspace.vendored.DEFAULT_VENDORED``. ``Harness`` passes its config's. Once
     ``stop`` is set (from another thread) the read raises ``WalkCancelled`` soon after.
+    ``deny_read``: ``.gitignore`` patterns of paths never opened (a ``.AGENTS/`` file, an
+    import, a symlink's target); default ``harness.workspace.deny.DEFAULT_DENY_READ``.
     """
     if max_file_bytes < 1:
         raise ArgumentError("max_file_bytes must be at least 1")
@@ -122,7 +126,8 @@ def load_project_context(
     pins = Pins()
     imports: dict[str, tuple[tuple[str, str], ...]] = {}
     try:
-        with SymlinkPolicy(root, prune) as rules:
+        deny = DenyRules(DEFAULT_DENY_READ if deny_read is None else deny_read)
+        with SymlinkPolicy(root, prune, deny=deny) as rules:
             units, warnings = _load(rules, pins, max_file_bytes, imports, stop)
     except FileNotFoundError:
         return ProjectContext()
@@ -154,6 +159,10 @@ def _load(
     problem = _refused_directory(rules)
     if problem is not None:
         return [], [problem]
+    deny = rules.deny
+    pattern = deny.denied(DIRECTORY, is_dir=True) if deny is not None else None
+    if pattern is not None:
+        return [], [deny_warning(f"{DIRECTORY}/", pattern)]
     fd = -1
     try:
         try:  # O_NOFOLLOW: swapped for a symlink since the check, it is refused
@@ -173,6 +182,10 @@ def _load(
             if stop is not None and stop.is_set():
                 raise WalkCancelled
             relative = display_path(f"{DIRECTORY}/{name}")  # printable: it names the unit
+            pattern = deny.entry(f"{DIRECTORY}/{name}", False) if deny is not None else None
+            if pattern is not None:
+                warnings.append(deny_warning(relative, pattern))
+                continue
             read = _read(rules, fd, name, cap, warnings, relative)
             if read is None:
                 continue

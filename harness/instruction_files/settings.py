@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from harness.workspace.deny import DEFAULT_DENY_READ
 from harness.workspace.vendored import DEFAULT_VENDORED
 
 DEFAULT_NAMES: tuple[str, ...] = ("AGENTS.override.md", "AGENTS.md")
@@ -48,6 +49,9 @@ class InstructionFilesSettings(BaseModel):
     - ``formats``: the rule formats read, in precedence order within one directory (default
       ``("agents",)``; ``"claude"`` adds ``CLAUDE.md`` / ``CLAUDE.local.md``). A ``Harness``
       sets it from the configuration's top-level ``formats``.
+    - ``deny_read``: ``.gitignore`` patterns of paths never opened, not even to look
+      (default ``harness.workspace.deny.DEFAULT_DENY_READ``); a ``Harness`` sets it from the
+      configuration's top-level ``deny_read``.
     - ``walk_threads``: threads that walk a workspace (``None``: 1 on a machine with at most
       two CPUs, where extra threads measured slower, else 4).
     """
@@ -63,6 +67,7 @@ class InstructionFilesSettings(BaseModel):
     listener_heartbeat: float = Field(default=5.0, gt=0, allow_inf_nan=False, strict=True)
     walk_threads: int | None = Field(default=None, ge=1, le=64, strict=True)
     formats: tuple[str, ...] = Field(default=("agents",), min_length=1)
+    deny_read: tuple[str, ...] = DEFAULT_DENY_READ
 
     @field_validator("names")
     @classmethod

@@ -29,6 +29,7 @@ from datetime import datetime
 from operator import attrgetter
 from typing import cast
 
+from harness.prompt_assembler.allocation import Allocation, Ledger, check_allocation
 from harness.prompt_assembler.budgets import merge_budgets
 from harness.prompt_assembler.cache import AssemblyCache
 from harness.prompt_assembler.layout import (
@@ -279,6 +280,8 @@ def _layer(
         dropped,
         result.truncated,
         notes,
+        0,
+        0,
     )
     return report, (units, fresh, positions, result)
 
@@ -298,6 +301,7 @@ def assemble(
     tokenizer: Tokenizer | None = None,
     now: datetime | None = None,
     cache: AssemblyCache | None = None,
+    allocation: Allocation = "fixed",
 ) -> AssembledPrompt:
     """Assemble the layers of ``layout`` into one prompt, each trimmed to its budget by its
     strategy, in layout order.
@@ -310,6 +314,9 @@ def assemble(
     before trimming with the reason ``stale``. Untrusted units in an instruction layer
     (``identity``, ``instruction_files``) raise ``ValueError``. ``cache``: memos shared with
     other builds of the same owner (digests, layer manifests); without one nothing is kept.
+    ``allocation="ceilings"``: budgets are ceilings, and the tokens a layer leaves unused are
+    lent to the next information layer that needs them (``LayerReport.lent``/``borrowed``,
+    the manifest's ``loans``); ``"fixed"`` keeps every layer to its own budget.
     """
     layout = check_layout(layout)
     names = layout_names(layout)
@@ -322,6 +329,7 @@ def assemble(
         raise AssemblyTypeError(f"cache must be an AssemblyCache, got {type(cache).__name__}")
     bpt = byte_exact(tok)
     estimated = bool(tok.estimated)
+    ledger = Ledger() if check_allocation(allocation) == "ceilings" else None
 
     reports: list[LayerReport] = []
     trims: list[LayerTrim] = []
@@ -330,18 +338,22 @@ def assemble(
     for spec in layout:
         name = spec.name
         units, ids, plain = units_by_layer[name]
+        ceiling = merged_budgets[name]
+        offered = 0 if ledger is None else ledger.offer(spec)
         report, trim = _layer(
             spec,
             units,
             ids,
             plain,
-            merged_budgets[name],
+            ceiling + offered,
             merged_strategies[name],
             tok,
             bpt,
             clock,
             estimated,
         )
+        if ledger is not None:
+            report = ledger.settle(spec, ceiling, offered, report)
         result = trim[3]
         if result.text:
             texts.append(result.text)
@@ -356,6 +368,22 @@ def assemble(
     else:
         tokens = tok.count(text)
     trimmed = tuple(trims)
+    if ledger is not None:
+        reports, loans = ledger.lent(reports), tuple(ledger.loans)
+    else:
+        loans = ()
     return new_prompt(
-        text, tuple(reports), tokens, estimated, tok.name, tok, trimmed, clock, layout, cache, None
+        text,
+        tuple(reports),
+        tokens,
+        estimated,
+        tok.name,
+        tok,
+        trimmed,
+        clock,
+        layout,
+        cache,
+        None,
+        None,
+        loans,
     )

@@ -53,6 +53,11 @@ def iso_time(value: datetime | None) -> str | None:
     return None if value is None else value.isoformat()
 
 
+def _request_json(value: object) -> str | None:
+    """The canonical JSON of a recorded context request (None when the build had none)."""
+    return None if value is None else json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
 def _parse_time(value: str | None) -> datetime | None:
     return None if value is None else datetime.fromisoformat(value)
 
@@ -224,6 +229,8 @@ class Manifest:
     layers: tuple[LayerManifest, ...]
     now: datetime | None = None
     schema_version: int = SCHEMA_VERSION
+    request: str | None = None  # canonical JSON of the build's context request record
+    loans: tuple[tuple[str, str, int], ...] = ()  # (from, to, tokens): allocation="ceilings"
 
     def budgets(self) -> dict[str, int]:
         """The budget each layer was assembled with."""
@@ -253,6 +260,10 @@ class Manifest:
         }
         if self.now is not None:
             data["now"] = self.now.isoformat()
+        if self.request is not None:
+            data["request"] = json.loads(self.request)
+        if self.loans:
+            data["loans"] = [{"from": f, "to": t, "tokens": n} for f, t, n in self.loans]
         return data
 
     def to_json(self) -> str:
@@ -283,6 +294,10 @@ class Manifest:
                 layers=tuple(LayerManifest.from_dict(layer) for layer in data["layers"]),
                 now=_parse_time(data.get("now")),
                 schema_version=version,
+                request=_request_json(data.get("request")),
+                loans=tuple(
+                    (loan["from"], loan["to"], loan["tokens"]) for loan in data.get("loans", ())
+                ),
             )
         except (KeyError, TypeError, AttributeError, ValueError) as exc:
             raise ManifestSchemaError(f"not a version {SCHEMA_VERSION} manifest: {exc!r}") from None

@@ -70,6 +70,11 @@ class AssembledPrompt:
     _layout: Layout = field(default=DEFAULT_LAYOUT, compare=False, kw_only=True)
     _cache: AssemblyCache | None = field(default=None, compare=False, kw_only=True)
     manifest_id: str | None = field(default=None, kw_only=True)  # set by a recording Harness
+    # What a build with a context request adds to the manifest (readiness, exclusions,
+    # loans), as canonical JSON; None for a plain assembly.
+    _request: str | None = field(default=None, compare=False, kw_only=True)
+    loans: tuple[tuple[str, str, int], ...] = field(default=(), kw_only=True)
+    """Each loan of unused tokens (from layer, to layer, tokens), under allocation="ceilings"."""
 
     def __repr__(self) -> str:
         """One line: tokens, digest prefix, and kept/dropped unit counts per layer."""
@@ -135,7 +140,8 @@ class AssembledPrompt:
 
 
 new_prompt: Callable[..., AssembledPrompt] = fast_new(AssembledPrompt)
-"""``AssembledPrompt(...)`` with every field given positionally (``manifest_id`` last)."""
+"""``AssembledPrompt(...)`` with every field given positionally (``manifest_id``, then
+``_request``, last)."""
 
 
 def _layer_manifest(
@@ -295,4 +301,6 @@ def _build_manifest(prompt: AssembledPrompt) -> Manifest:
         truncation_marker=TRUNCATION_MARKER,
         layers=tuple(layers),
         now=prompt._now,
+        request=prompt._request,
+        loans=prompt.loans,
     )

@@ -128,6 +128,12 @@ class Unit:
     inside a data boundary and refused in the instruction layers), ``version`` (the source's
     revision or digest), ``observed_at`` (when it was read, timezone-aware) and ``max_age``
     (seconds after ``observed_at`` the unit stays fresh; needs ``observed_at``).
+
+    Keyword-only evidence: ``kind`` (the evidence type, e.g. ``"effective_config"``),
+    ``claim`` (the claim type, e.g. ``"timeout.production"``), ``value`` (the claimed value,
+    compared for conflicts), ``authority`` (the source's authority class for its claim, e.g.
+    ``"runtime_control_plane"``) and ``requires`` (the permissions a principal needs to see
+    the unit at all; a build whose principal lacks one removes the unit before reading it).
     """
 
     id: str
@@ -138,6 +144,11 @@ class Unit:
     version: str | None = None
     observed_at: datetime | None = None
     max_age: float | None = None
+    kind: str | None = None
+    claim: str | None = None
+    value: str | None = None
+    authority: str | None = None
+    requires: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
         if not isinstance(self.id, str):
@@ -157,6 +168,29 @@ class Unit:
             or self.version is not None
         ):
             self._check_provenance()
+        if (
+            self.kind is not None
+            or self.claim is not None
+            or self.value is not None
+            or self.authority is not None
+            or self.requires
+        ):
+            self._check_evidence()
+
+    def _check_evidence(self) -> None:
+        for name in ("kind", "claim", "value", "authority"):
+            field_value = getattr(self, name)
+            if field_value is not None and not isinstance(field_value, str):
+                raise AssemblyTypeError(
+                    f"Unit {self.id!r}: {name} must be a str or None, "
+                    f"got {type(field_value).__name__}"
+                )
+        requires = self.requires
+        if not isinstance(requires, frozenset) or not all(isinstance(p, str) for p in requires):
+            raise AssemblyTypeError(
+                f"Unit {self.id!r}: requires must be a frozenset of permission names (str), "
+                f"got {requires!r}"
+            )
 
     def _check_provenance(self) -> None:
         if self.trust not in ("trusted", "untrusted"):
@@ -243,6 +277,8 @@ class LayerReport:
     dropped: tuple[str, ...]
     truncated: bool
     notes: tuple[str, ...] = ()
+    lent: int = 0  # tokens later layers borrowed from this one (allocation="ceilings")
+    borrowed: int = 0  # tokens this layer borrowed; ``budget`` is its ceiling plus these
 
 
 new_report: Callable[..., LayerReport] = fast_new(LayerReport)

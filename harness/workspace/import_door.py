@@ -43,7 +43,7 @@ __all__ = ["ImportDoor", "expand_file", "revision"]
 def _refused(rel: str, refusal: SymlinkRefusal) -> str:
     """Why the import of ``rel`` is refused, in the words of the plain path when no symlink
     led there (else as for an instruction-file symlink)."""
-    if refusal.target != rel or refusal.kind in ("outside", "workspace"):
+    if refusal.target != rel or refusal.kind in ("outside", "workspace", "denied"):
         return describe(refusal)
     part = display_path(refusal.part)
     if refusal.kind == "pruned":

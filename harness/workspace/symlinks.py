@@ -47,6 +47,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
+from harness.workspace.deny import DenyRules
 from harness.workspace.display import display_path
 from harness.workspace.gitignore import GITIGNORE, load_gitignore
 from harness.workspace.ignore import IgnoreChain, IgnoreFile, workspace_rules
@@ -67,6 +68,7 @@ class SymlinkRefusal:
 
     ``kind``: ``"outside"`` (not inside the workspace), ``"workspace"`` (the workspace
     directory itself), ``"pruned"`` (``part`` is the ``.git`` or vendored name on its path),
+    ``"denied"`` (``deny_read`` matches ``target``; ``reason`` is the pattern),
     ``"ignored"`` (``part`` is the first workspace-relative path on the way that
     ``.gitignore`` ignores, with a trailing ``/`` for a directory) or ``"unchecked"``
     (``part`` is a ``.gitignore`` on the way that exists but cannot be applied, ``reason``
@@ -74,7 +76,7 @@ class SymlinkRefusal:
     (``"/"``-separated), empty for the first two kinds.
     """
 
-    kind: Literal["outside", "workspace", "pruned", "ignored", "unchecked"]
+    kind: Literal["outside", "workspace", "pruned", "ignored", "unchecked", "denied"]
     target: str = ""
     part: str = ""
     reason: str = ""
@@ -89,6 +91,11 @@ def describe(refusal: SymlinkRefusal) -> str:
     if refusal.kind == "pruned":  # e.g. AGENTS.md -> .git/config
         return f"a symlink into {display_path(refusal.part)}/, which is never read"
     target, part = display_path(refusal.target), display_path(refusal.part)
+    if refusal.kind == "denied":  # e.g. @.env.production: never opened at all
+        return (
+            f"{target} matches the deny_read pattern {refusal.reason!r} (setting deny_read), "
+            "so it is never opened"
+        )
     if refusal.kind == "ignored":  # e.g. AGENTS.md -> .env: a gitignored file is private
         return (
             f"a symlink to {target}, and {part} is ignored by .gitignore "
@@ -127,8 +134,10 @@ class SymlinkPolicy:
         gitignores: bool = True,
         root_fd: int | None = None,
         base: IgnoreChain | Literal[False] | None = False,
+        deny: DenyRules | None = None,
     ) -> None:
         self.root = root
+        self.deny = deny if deny else None  # deny_read: refused before anything is opened
         self.prefix = root if root.endswith(os.sep) else root + os.sep
         self.prune = frozenset((*prune, ".git"))
         self.gitignores = gitignores  # False: .gitignore is an instruction-file name
@@ -206,6 +215,9 @@ class SymlinkPolicy:
                     continue
                 if part in self.prune:
                     return SymlinkRefusal("pruned", _joined(done, part, todo), part)
+                denied = self._denied([*done, part], True) if todo else None
+                if denied is not None:  # a denied directory is not even opened
+                    return denied
                 if todo:  # a directory on the way
                     fds.append(os.open(part, DIR_FLAGS, dir_fd=here))
                     done.append(part)
@@ -220,6 +232,14 @@ class SymlinkPolicy:
         finally:
             for fd in fds:
                 os.close(fd)
+
+    def _denied(self, parts: list[str], is_dir: bool) -> SymlinkRefusal | None:
+        """The refusal of a path ``deny_read`` denies (``reason``: the pattern), or None."""
+        if self.deny is None:
+            return None
+        rel = "/".join(parts)
+        pattern = self.deny.denied(rel, is_dir=is_dir)
+        return None if pattern is None else SymlinkRefusal("denied", rel, rel, pattern)
 
     def _push_target(self, target: str, todo: list[str], done: list[str], fds: list[int]) -> bool:
         """Push a link's ``target`` onto ``todo`` (the components still to walk); False when
@@ -276,6 +296,15 @@ class SymlinkPolicy:
         pruned = next((part for part in parts if part in self.prune), None)
         if pruned is not None:  # e.g. AGENTS.md -> .git/config: never read what is pruned
             return SymlinkRefusal("pruned", real_rel, pruned)
+        # .gitignore speaks first (its refusal is the one users know); deny_read then refuses
+        # what git would read. Either way the file is refused before it is opened.
+        return self._ignored(parts, fds, root_fd) or self._denied(parts, False)
+
+    def _ignored(
+        self, parts: list[str], fds: list[int] | None, root_fd: int
+    ) -> SymlinkRefusal | None:
+        """The ``.gitignore`` rule for real path ``parts`` (see ``_check``)."""
+        real_rel = "/".join(parts)
         if not self.gitignores:
             return None
         chain = self._workspace_rules()

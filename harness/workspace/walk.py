@@ -48,6 +48,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Literal, NamedTuple, Protocol
 
 from harness.errors import HarnessError
+from harness.workspace.deny import DenyRules
 from harness.workspace.gitignore import GITIGNORE, load_gitignore
 from harness.workspace.identity import PinBudget
 from harness.workspace.ignore import IgnoreChain, IgnoreFile, WorkspaceRules, workspace_rules
@@ -134,8 +135,10 @@ class DirectoryWalk:
         rules: WorkspaceRules | None = None,
         record: bool = False,
         guide: Guide | None = None,
+        deny: DenyRules | None = None,
     ) -> None:
         self.root = root
+        self.deny = deny if deny else None  # deny_read: never opened, not even listed
         self.visitor = visitor
         self.prune = frozenset((*prune, ".git"))
         self.gitignores = gitignores
@@ -187,7 +190,7 @@ class DirectoryWalk:
         special, prune, stop = self.special, self.prune, self.stop
         scandir, pop, push, dopen = os.scandir, stack.pop, stack.append, os.open
         lock, listed, guide = self._lock, self.listed, self.guided
-        only = self.only
+        only, deny = self.only, self.deny
         while stack and budget > 0:
             budget -= 1
             if stop is not None and stop.is_set():
@@ -225,6 +228,8 @@ class DirectoryWalk:
                 except OSError as exc:
                     self.warn(rel or ".", f"directory skipped: it cannot be read ({reason(exc)})")
                     continue
+                if deny is not None:
+                    named = self._undenied(deny, rel, named, subdirs)
                 if named is not None:
                     chain = self._named(fd, rel, depth, length, chain, named, subdirs)
                 if only is not None:  # a scoped walk: only the subdirectories on its chains
@@ -265,6 +270,36 @@ class DirectoryWalk:
             finally:
                 if not kept:
                     os.close(fd)
+
+    def _undenied(
+        self,
+        deny: DenyRules,
+        rel: str,
+        named: dict[str, os.DirEntry[str]] | None,
+        subdirs: list[str],
+    ) -> dict[str, os.DirEntry[str]] | None:
+        """``named`` and ``subdirs`` (in place) without what ``deny_read`` denies, warned."""
+        prefix = rel + "/" if rel else ""
+        kept = [name for name in subdirs if self._allowed(deny, prefix + name, True)]
+        if len(kept) != len(subdirs):
+            subdirs[:] = kept
+        if named is None:
+            return None
+        allowed = {
+            name: entry
+            for name, entry in named.items()
+            if self._allowed(deny, prefix + name, entry.is_dir(follow_symlinks=False))
+        }
+        return allowed or None
+
+    def _allowed(self, deny: DenyRules, rel: str, is_dir: bool) -> bool:
+        pattern = deny.entry(rel, is_dir)
+        if pattern is None:
+            return True
+        self.warn(
+            rel, f"not read: it matches the deny_read pattern {pattern!r} (setting deny_read)"
+        )
+        return False
 
     @staticmethod
     def _tracked_dirs(

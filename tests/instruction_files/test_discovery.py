@@ -335,7 +335,8 @@ def test_symlink_to_a_gitignored_file_or_into_a_gitignored_directory_is_not_read
     _link(ws, "a/AGENTS.md", "../secrets/deep/key.md")
     _link(ws, "b/AGENTS.md", "../shared/policy.md")  # not ignored: read as before
 
-    found = discover(ws, InstructionFilesSettings(walk_threads=threads))
+    # deny_read off: .gitignore alone must keep the secret out (deny_read is tested apart)
+    found = discover(ws, InstructionFilesSettings(walk_threads=threads, deny_read=()))
 
     assert [(s.path, s.content) for s in found] == [("b/AGENTS.md", "shared policy\n")]
     assert all("SECRET" not in s.content for s in found)

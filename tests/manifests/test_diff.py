@@ -82,7 +82,7 @@ def test_trimmed_differently_when_a_budget_changes(make_record: RecordMaker) -> 
         (".AGENTS/overview.md", "truncated", "kept")
     }
     text = change.render()
-    assert "! AGENTS.md" in text and "kept in A, dropped (discarded" in text
+    assert "! AGENTS.md" in text and "kept in A, dropped (budget)" in text
     assert "* budget" in text
 
 

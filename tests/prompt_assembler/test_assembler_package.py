@@ -277,7 +277,7 @@ def test_the_fast_constructors_give_what_the_constructors_give() -> None:
     assert vars(rebuilt) == vars(type(prompt)(*values[: len(positional)], **keywords))
     assert rebuilt.manifest() == prompt.manifest()
     # A field added and not passed fails loudly instead of leaving an attribute unset.
-    with pytest.raises(TypeError, match="missing 1 required positional argument: 'notes'"):
+    with pytest.raises(TypeError, match="missing 1 required positional argument: 'borrowed'"):
         new_report(*fields[:-1])
     with pytest.raises(TypeError, match="validates"):
         fast_new(Unit)

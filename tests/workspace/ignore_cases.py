@@ -312,7 +312,10 @@ def compare_load(rng: random.Random, root: Path, cases: int) -> tuple[int, list[
     if git_version() < (2, 52):
         drop_legacy_corners(batch.root)
     expected = {display(path) for path in git_instruction_files(batch.root)}
-    settings = InstructionFilesSettings(vendored=(), walk_threads=1, max_bytes=1 << 16)
+    # deny_read off: this compares ignore decisions alone (random names include ".env")
+    settings = InstructionFilesSettings(
+        vendored=(), walk_threads=1, max_bytes=1 << 16, deny_read=()
+    )
     found = discover(batch.root, settings)
     loaded = {source.path for source in found.sources}
     divergences = [

@@ -65,6 +65,7 @@ from harness.workspace import (
     printable,
     resolve_workspace,
 )
+from harness.workspace.deny import DenyRules
 from harness.workspace.ignore import WorkspaceRules, workspace_rules
 from harness.workspace.import_door import ImportDoor
 from harness.workspace.targets import ROOT, Scope, scope_of
@@ -110,6 +111,7 @@ class Discovery:
             self,
             prune=settings.vendored,
             special=candidates,
+            deny=DenyRules(settings.deny_read),
             stop=stop,
             gitignores=gitignores,
             only=only.only if only is not None else None,
@@ -118,7 +120,9 @@ class Discovery:
             guide=guide,
         )
         base = self.walk.base
-        self.symlinks = SymlinkPolicy(root, self.walk.prune, gitignores=gitignores, base=base)
+        self.symlinks = SymlinkPolicy(
+            root, self.walk.prune, gitignores=gitignores, base=base, deny=self.walk.deny
+        )
         self.door = ImportDoor(self.symlinks, cap=settings.max_bytes, stop=stop)  # @path imports
         if only is not None:
             self.walk.warnings.extend(only.warnings)

@@ -22,6 +22,7 @@ from harness.prompt_assembler.values import Unit
 from harness.tokenizer import ApproximateTokenizer, Tokenizer
 
 __all__ = [
+    "DROP_REASONS",
     "REASON_AFTER_CUT",
     "REASON_BUDGET",
     "REASON_HEAD",
@@ -38,12 +39,19 @@ __all__ = [
     "truncate_note",
 ]
 
+DROP_REASONS = frozenset(
+    {"budget", "stale", "denied", "duplicate", "outranked", "not_matched", "shadowed"}
+)
+"""The closed set of reasons a unit is not rendered; every manifest entry has one of them."""
+
+# Every strategy drops for the budget; how (from the head, after the cut, the whole layer)
+# is what the layer's notes say in words.
 REASON_BUDGET = "budget"
-REASON_HEAD = "discarded from the head until the rest fit the budget"
-REASON_AFTER_CUT = "after the truncation point"
-REASON_NO_MARKER = "not even the truncation marker fits the budget"
-REASON_LAYER = "the whole layer is over its budget (keep_or_drop)"
-REASON_NO_ROOM = "not one character of the first unit fits beside the truncation marker"
+REASON_HEAD = REASON_BUDGET
+REASON_AFTER_CUT = REASON_BUDGET
+REASON_NO_MARKER = REASON_BUDGET
+REASON_LAYER = REASON_BUDGET
+REASON_NO_ROOM = REASON_BUDGET
 
 
 @dataclass(slots=True)

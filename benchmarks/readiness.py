@@ -1,0 +1,100 @@
+"""Benchmark context requests: the readiness gate and ``allocation="ceilings"``, with peers
+measured in the same run.
+
+Run: ``python benchmarks/readiness.py`` (``--quick`` for a smaller run). Always exits 0.
+
+Row 1: ``harness.readiness`` over 10,000 evidence units (kinds, claims, values and authority
+classes drawn deterministically; a tenth with ``max_age``, a tenth with ``requires``) against
+``assemble`` of the same units in the ``evidence`` layer; target at most 0.5x.
+Row 2: ``assemble(..., allocation="ceilings")`` against ``"fixed"`` on the extended layout
+with every layer holding units and the evidence layer over its ceiling; target at most 1.2x.
+Timings are the best of several runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import sys
+import time
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from harness import EXTENDED_LAYOUT, ContextRequest, Requirement, Unit, assemble, readiness
+
+NOW = datetime(2026, 12, 1, tzinfo=UTC)
+CLASSES = ("runtime_control_plane", "incident", "specification", "source_code", "documentation")
+
+
+def evidence(n: int) -> list[Unit]:
+    units = []
+    for i in range(n):
+        units.append(
+            Unit(
+                f"e{i}",
+                f"observation {i}: the value of claim c{i % 50} is {i % 7} " + "x" * 120,
+                source=f"src/{i}.md",
+                kind=f"k{i % 20}",
+                claim=f"c{i % 50}",
+                value=str(i % 7),
+                authority=CLASSES[i % len(CLASSES)],
+                observed_at=NOW - timedelta(seconds=i) if i % 10 == 0 else None,
+                max_age=5000.0 if i % 10 == 0 else None,
+                requires=frozenset({"secrets:read"}) if i % 10 == 1 else frozenset(),
+            )
+        )
+    return units
+
+
+def best(call: Callable[[], object], repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        gc.collect()
+        start = time.perf_counter()
+        call()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="small, fast run")
+    args = parser.parse_args(argv)
+    repeat = 3 if args.quick else 9
+    units = evidence(10_000)
+    request = ContextRequest(
+        "t",
+        requirements=[Requirement(f"k{i}", claim=f"c{i}") for i in range(20)],
+        authority={f"c{i}": list(CLASSES) for i in range(50)},
+    )
+    gate = best(lambda: readiness(request, units, now=NOW), repeat)
+    peer = best(lambda: assemble({"evidence": units}, layout=EXTENDED_LAYOUT, now=NOW), repeat)
+    rows = [("readiness / assemble, 10,000 units", gate, peer, 0.5)]
+    layers = {
+        "identity": "You are the reviewer.",
+        "instruction_files": [
+            Unit(f"f{i}", "rule " * 50, source=f"{i}/AGENTS.md") for i in range(8)
+        ],
+        "business_rules": [Unit(f"r{i}", "rule text " * 20) for i in range(20)],
+        "evidence": [Unit(f"e{i}", "evidence " * 40) for i in range(2000)],
+        "task_state": "step 2 of 5",
+    }
+    ceilings = best(lambda: assemble(layers, layout=EXTENDED_LAYOUT, allocation="ceilings"), repeat)
+    fixed = best(lambda: assemble(layers, layout=EXTENDED_LAYOUT), repeat)
+    rows.append(('allocation "ceilings" / "fixed"', ceilings, fixed, 1.2))
+    print(f"{'row':<38} {'subject ms':>11} {'peer ms':>9} {'ratio':>7} {'target':>7}  met")
+    for name, subject, base, target in rows:
+        ratio = subject / base
+        met = "yes" if ratio <= target else "NO"
+        print(
+            f"{name:<38} {subject * 1e3:>11.3f} {base * 1e3:>9.3f} {ratio:>7.2f} "
+            f"{target:>6.1f}x  {met}"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,80 @@
+"""Paths never to be read: the ``deny_read`` patterns, matched as ``.gitignore`` lines are.
+
+::
+
+    from harness.workspace.deny import DenyRules
+
+    rules = DenyRules((".env", ".env.*", "secrets/"))
+    assert rules.denied("services/api/.env.production") == ".env.*"
+    assert rules.denied("secrets/db/password.txt") == "secrets/"   # a denied directory
+    assert rules.denied("docs/env.md") is None
+
+A pattern without a slash matches a name at any depth; a matching directory denies everything
+below it. The check reads only the path string: it runs before anything is opened, so a denied
+file (or a FIFO that would block) is never touched.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+
+from harness.workspace.ignore import IgnoreChain, IgnoreFile
+
+__all__ = ["DEFAULT_DENY_READ", "DenyRules", "deny_warning"]
+
+DEFAULT_DENY_READ: tuple[str, ...] = (".env", ".env.*", "*.pem", "*.key", "id_rsa*", "*.p12")
+"""What ``deny_read`` is when not configured (a configured list replaces it)."""
+
+
+class DenyRules:
+    """``denied(rel)``: the first ``deny_read`` pattern that denies workspace-relative ``rel``
+    (or one of its directories), or None."""
+
+    __slots__ = ("_chain", "_memo", "_singles", "patterns")
+
+    def __init__(self, patterns: Iterable[str]) -> None:
+        self.patterns = tuple(patterns)
+        data = "\n".join(self.patterns).encode("utf-8", "surrogateescape")
+        file, _ = IgnoreFile.parse("", data)
+        self._chain = IgnoreChain((file,))
+        self._singles: dict[str, IgnoreChain] = {}
+        self._memo: dict[tuple[str, bool], str | None] = {}
+
+    def __bool__(self) -> bool:
+        return bool(self.patterns)
+
+    def entry(self, rel: str, is_dir: bool) -> str | None:
+        """The pattern denying the entry ``rel`` itself (its directories already allowed)."""
+        key = (rel, is_dir)
+        if key in self._memo:
+            return self._memo[key]
+        name = rel.rsplit("/", 1)[-1]
+        found = None
+        if self._chain.ignored(rel, name, is_dir):
+            found = next((p for p in self.patterns if self._one(p).ignored(rel, name, is_dir)), "")
+        self._memo[key] = found
+        return found
+
+    def denied(self, rel: str, *, is_dir: bool = False) -> str | None:
+        """The pattern denying ``rel`` or a directory above it, or None."""
+        parts = [p for p in rel.split("/") if p not in ("", ".")]
+        for index in range(len(parts)):
+            last = index == len(parts) - 1
+            found = self.entry("/".join(parts[: index + 1]), is_dir if last else True)
+            if found is not None:
+                return found
+        return None
+
+    def _one(self, pattern: str) -> IgnoreChain:
+        chain = self._singles.get(pattern)
+        if chain is None:
+            file, _ = IgnoreFile.parse("", pattern.encode("utf-8", "surrogateescape"))
+            chain = self._singles[pattern] = IgnoreChain((file,))
+        return chain
+
+
+def deny_warning(rel: str, pattern: str) -> str:
+    """The warning for a path not read because ``deny_read`` matches it."""
+    shown = os.fsdecode(rel)
+    return f"{shown}: not read: it matches the deny_read pattern {pattern!r} (setting deny_read)"
