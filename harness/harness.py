@@ -23,22 +23,32 @@ import functools
 import os
 from collections.abc import Mapping, Sequence
 from contextlib import AsyncExitStack
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Self, TypedDict, Unpack
+from typing import TYPE_CHECKING, Self, Unpack
 
 import anyio
 import anyio.to_thread
 
 from harness.agents import Roster
-from harness.config import Envelope, HarnessConfig, load_config, make_tokenizer
-from harness.context_requests import ContextRequest, NotReady, Readiness
+from harness.build import (
+    BUILD_DEFAULTS,
+    BuildOptions,
+    LayerInput,
+    PromptBuild,
+    check_options,
+    emptied_by_budget,
+    five_layers,
+    normalised_units,
+    unit_imports,
+)
+from harness.config import HarnessConfig, load_config, make_tokenizer
+from harness.context_requests import NotReady
 from harness.context_requests.build import prepare
 from harness.context_requests.policy import REQUIRED_POLICY_MISSING, missing_policies
-from harness.errors import ArgumentTypeError, ConfigError, StateError
-from harness.instruction_files import InstructionFiles, InstructionSet
+from harness.errors import ConfigError, StateError
+from harness.instruction_files import InstructionFiles
 from harness.instruction_files.stores import InstructionStore
 from harness.project_context import ProjectContext, load_project_context
 from harness.prompt_assembler import AssembledPrompt, AssemblyCache, Unit, assemble, merge_budgets
@@ -54,9 +64,7 @@ from harness.workspace.stoppable import run_stoppable
 if TYPE_CHECKING:
     from harness.manifests.provenance import Provenance
     from harness.manifests.store import ManifestStore
-    from harness.skills.model import SkillActivation
     from harness.tokenizer import Tokenizer
-    from harness.tools.check import CatalogCheck
 
 __all__ = ["BuildOptions", "Harness", "HarnessNotRunning", "LayerInput", "PromptBuild"]
 
@@ -64,151 +72,6 @@ _NOT_RUNNING = (
     "the harness is not running: use `async with Harness(...) as h:` and call "
     "h.build_prompt(...) inside the block"
 )
-
-#: What a caller may pass for ``business_rules`` or ``task_state``: one string (one unit whose
-#: id is the layer name), one ``Unit``, or a sequence of units and strings in discard order
-#: (oldest first). A string in a sequence becomes a unit with id ``"<layer>:<n>"`` (1-based).
-LayerInput = str | Unit | Sequence[Unit | str]
-
-
-class BuildOptions(TypedDict, total=False):
-    """The optional keywords of ``Harness.build`` / ``build_prompt`` (and of
-    ``harness.debug.print`` / ``aprint``), written once. Each is optional; its default is in
-    ``BUILD_DEFAULTS``. A type checker reports a misspelt keyword or a wrong type::
-
-        options: BuildOptions = {"project_id": "acme", "budgets": {"task_state": 500}}
-        prompt = await h.build_prompt("examples/acme", agent="reviewer", **options)
-    """
-
-    project_id: str | None
-    business_rules: LayerInput
-    task_state: LayerInput
-    budgets: Mapping[str, int] | None
-    tokenizer: Tokenizer | str | None
-    targets: Sequence[str | os.PathLike[str]]
-    tools: CatalogCheck | Sequence[CatalogCheck]
-    skills: SkillCatalog | None
-    activations: Sequence[SkillActivation]
-    request: ContextRequest | None
-    evidence: Sequence[Unit]
-    require_ready: bool
-    allocation: Allocation
-
-
-#: What a build uses for an option not given.
-BUILD_DEFAULTS: BuildOptions = {
-    "project_id": None,
-    "business_rules": (),
-    "task_state": (),
-    "budgets": None,
-    "tokenizer": None,
-    "targets": (),
-    "tools": (),
-    "skills": None,
-    "activations": (),
-    "request": None,
-    "evidence": (),
-    "require_ready": False,
-    "allocation": "fixed",
-}
-
-
-def check_options(options: Mapping[str, object], allowed: frozenset[str], call: str) -> None:
-    """Refuse a keyword the call does not take, as a plain signature would (at run time the
-    ``**options`` of a ``TypedDict`` signature accept anything)."""
-    unknown = sorted(set(options) - allowed)
-    if unknown:
-        raise ArgumentTypeError(
-            f"{call}() got unexpected keyword argument(s) {', '.join(map(repr, unknown))}; "
-            f"it takes {', '.join(sorted(allowed))}"
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class PromptBuild:
-    """An assembled prompt with everything needed to explain it (what ``debug`` prints).
-
-    ``warnings`` holds every discovery warning (instruction files, then ``.AGENTS/``).
-    ``slack`` is the envelope minus
-    the budgets; ``headroom`` is the envelope minus the tokens the prompt actually uses.
-    """
-
-    prompt: AssembledPrompt
-    workspace: Path
-    agent: str
-    project_id: str | None
-    instruction_set: InstructionSet
-    project_context: ProjectContext
-    envelope: Envelope
-    budgets: Mapping[str, int]
-    tokenizer_name: str
-    warnings: tuple[str, ...] = field(default=())
-    tools: tuple[CatalogCheck, ...] = field(default=())  # the checks given as tools=
-    skills: Mapping[str, object] | None = None  # catalog digest and activations (skills=)
-    readiness: Readiness | None = field(default=None)  # judged when a request was given
-
-    @property
-    def targets(self) -> tuple[str, ...]:
-        """What the build was scoped to (``InstructionSet.targets``); empty: the whole tree."""
-        return self.instruction_set.targets
-
-    @property
-    def chain(self) -> tuple[str, ...]:
-        """The directories on the targets' chains (``InstructionSet.chain``)."""
-        return self.instruction_set.chain
-
-    @property
-    def imports(self) -> dict[str, tuple[tuple[str, str], ...]]:
-        """Per unit id (an instruction file's path, a ``.AGENTS/`` file's), the files its
-        ``@path`` lines imported (workspace-relative path, sha256); units without imports
-        are absent."""
-        return _imports(self.instruction_set, self.project_context)
-
-    def context(self) -> dict[str, object]:
-        """What the build was given beyond its layers, JSON-serialisable, for a manifest
-        record: the targets, their chains' directories and every unit's imports."""
-        imports = {unit: [list(pair) for pair in pairs] for unit, pairs in self.imports.items()}
-        context: dict[str, object] = {"targets": list(self.targets), "chain": list(self.chain)}
-        context["imports"] = imports
-        if self.tools:  # catalog digests, rendered tools' digests, blocked tools and why
-            context["tools"] = tools_record(self.tools)
-        if self.skills is not None:
-            context["skills"] = dict(self.skills)
-        return context
-
-    @property
-    def slack(self) -> int:
-        return self.envelope.input_tokens - sum(self.budgets.values())
-
-    @property
-    def headroom(self) -> int:
-        return self.envelope.input_tokens - self.prompt.tokens
-
-
-def _imports(
-    instruction_set: InstructionSet, project_context: ProjectContext
-) -> dict[str, tuple[tuple[str, str], ...]]:
-    """Per unit id, what its file's ``@path`` lines imported (units without imports absent)."""
-    found = {source.path: source.imports for source in instruction_set if source.imports}
-    found.update(project_context.imports)
-    return found
-
-
-def _units(layer: str, value: LayerInput) -> str | Unit | list[Unit]:
-    """Normalise a caller-provided layer; strings inside a sequence get numbered ids."""
-    if isinstance(value, str | Unit):
-        return value
-    units: list[Unit] = []
-    for index, item in enumerate(value, start=1):
-        if isinstance(item, Unit):
-            units.append(item)
-        elif isinstance(item, str):
-            units.append(Unit(id=f"{layer}:{index}", text=item))
-        else:
-            raise ArgumentTypeError(
-                f"{layer}: expected str or Unit items, got {type(item).__name__}"
-            )
-    return units
 
 
 class HarnessNotRunning(StateError):
@@ -447,13 +310,13 @@ class Harness:
         tokenizer = given["tokenizer"]
         spec = tokenizer if tokenizer is not None else self.config.tokenizer
         chosen = await self._resolved_tokenizer(spec)
-        rules = _units("business_rules", given["business_rules"])
-        state = _units("task_state", given["task_state"])
+        rules = normalised_units("business_rules", given["business_rules"])
+        state = normalised_units("task_state", given["task_state"])
         instruction_set = await self._instruction_files.load_resolved(
             resolved, agent=agent, project_id=project_id, targets=targets
         )
         project_context = await self.project_context(root)
-        layers = _layers(
+        layers = five_layers(
             Unit(id=agent, text=identity), instruction_set, project_context, rules, state
         )
         tools = given["tools"]
@@ -476,7 +339,7 @@ class Harness:
         if record is not None:  # readiness and what was screened out, in the manifest
             prompt = dataclasses.replace(prompt, _request=record)
         warnings = [*instruction_set.warnings, *project_context.warnings]
-        warnings.extend(_emptied_by_budget(prompt))
+        warnings.extend(emptied_by_budget(prompt))
         warnings.extend(skill_drops(prompt))
         warnings.extend(policy_warnings)
         if self._provenance is not None:  # durable before the prompt is handed out, or no prompt
@@ -488,7 +351,7 @@ class Harness:
                 agent=agent,
                 project_id=project_id,
                 targets=instruction_set.targets,
-                imports=_imports(instruction_set, project_context),
+                imports=unit_imports(instruction_set, project_context),
                 sections={"tools": tools_record(checks)} if checks else None,
             )
         return PromptBuild(
@@ -534,50 +397,6 @@ class Harness:
         check_options(options, BuildOptions.__optional_keys__, "build_prompt")
         build = await self.build(workspace, agent=agent, **options)
         return build.prompt
-
-
-def _layers(
-    identity: Unit,
-    instruction_set: InstructionSet,
-    project_context: ProjectContext,
-    rules: str | Unit | list[Unit],
-    state: str | Unit | list[Unit],
-) -> dict[str, str | Unit | Sequence[Unit]]:
-    """The five layers of a build: instruction sources become units carrying their revision
-    and the time they were read (provenance for the manifest)."""
-    seen_at = instruction_set.observed_at
-    return {
-        "identity": identity,
-        "instruction_files": [
-            Unit(
-                id=source.path,
-                text=source.content,
-                source=source.path,
-                version=source.revision,
-                observed_at=seen_at,
-            )
-            for source in instruction_set.sources
-        ],
-        "project_context": project_context.units,
-        "business_rules": rules,
-        "task_state": state,
-    }
-
-
-#: Layers whose loss changes what the agent must obey: emptied by the budget, that is a warning.
-_MUST_NOT_VANISH = ("identity", "instruction_files")
-
-
-def _emptied_by_budget(prompt: AssembledPrompt) -> list[str]:
-    """A warning for each instruction layer that had units but kept none because of its budget."""
-    return [
-        f"the {layer.name} layer is empty: its budget of {layer.budget} tokens dropped all "
-        f"{len(layer.dropped)} unit(s); raise budgets.{layer.name} (--budget "
-        f"{layer.name}=N) so the agent gets its "
-        + ("identity" if layer.name == "identity" else "instructions")
-        for layer in prompt.layers
-        if layer.name in _MUST_NOT_VANISH and layer.dropped and not layer.kept
-    ]
 
 
 def _check_tokenizer_file(spec: str) -> None:

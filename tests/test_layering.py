@@ -13,14 +13,16 @@ above (the first matching prefix decides a module's layer):
  1. ``harness.encodings``, ``harness.tokenizer``: pure text and token arithmetic.
  2. ``harness.runtime``, ``harness.hooks``, ``harness.prompt_assembler``, ``harness.agents``:
     the supervision runtime, tool-use hooks, the pure assembler, the roster.
- 3. ``harness.stores``: the store seam (locations, the backend registry, driver helpers).
+ 3. ``harness.stores``: the store seam (locations, the backend registry, driver helpers);
+    ``harness.context_requests``: readiness and permissions over units, pure.
  4. ``harness.workspace``, ``harness.unit_files``, ``harness.project_root``: reading a
     workspace safely, and finding the project it belongs to.
  5. ``harness.instruction_files``: instruction files and their stores.
  6. ``harness.project_context``, ``harness.manifests``, ``harness.tools``, ``harness.skills``:
     what a build adds and records.
  7. ``harness.config``: the configuration, which names settings of every part below.
- 8. ``harness.harness``: the facade that wires the parts into one supervised tree.
+ 8. ``harness.build``, ``harness.harness``: one build's keywords and result, and the facade
+    that wires the parts into one supervised tree.
  9. ``harness.debug``, ``harness.cli``, ``harness.__main__``, ``harness`` (the package's own
     ``__init__``): what users call.
 
@@ -40,12 +42,12 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("harness._version", "harness.errors"),
     ("harness.encodings", "harness.tokenizer"),
     ("harness.runtime", "harness.hooks", "harness.prompt_assembler", "harness.agents"),
-    ("harness.stores",),
+    ("harness.stores", "harness.context_requests"),
     ("harness.workspace", "harness.unit_files", "harness.project_root"),
     ("harness.instruction_files",),
     ("harness.project_context", "harness.manifests", "harness.tools", "harness.skills"),
     ("harness.config",),
-    ("harness.harness",),
+    ("harness.build", "harness.harness"),
     ("harness.debug", "harness.cli", "harness.__main__", "harness"),
 )
 
