@@ -183,6 +183,7 @@ class HarnessConfig(_Frozen):
     supervisor: SupervisorSettings = SupervisorSettings()
     project_root_markers: tuple[str, ...] = DEFAULT_MARKERS
     formats: tuple[str, ...] = Field(default=("agents",), min_length=1)
+    copilot_agent: str = Field(default="coding-agent", min_length=1)
 
     @field_validator("formats")
     @classmethod

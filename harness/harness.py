@@ -230,8 +230,9 @@ class Harness:
         _check_tokenizer_file(self.config.tokenizer)
         # database= is opened (and later closed) by InstructionFiles; store= stays the caller's.
         files_settings = self.config.instruction_files  # the formats are a top-level key
-        if files_settings.formats != self.config.formats:
-            files_settings = files_settings.model_copy(update={"formats": self.config.formats})
+        top = {"formats": self.config.formats, "copilot_agent": self.config.copilot_agent}
+        if any(getattr(files_settings, key) != value for key, value in top.items()):
+            files_settings = files_settings.model_copy(update=top)
         self._instruction_files = InstructionFiles(files_settings, database=database, store=store)
         self._store = self._instruction_files.store
         # The SQLite file (absolute: a later chdir does not move it), else the store's name.
