@@ -230,7 +230,12 @@ class Harness:
         _check_tokenizer_file(self.config.tokenizer)
         # database= is opened (and later closed) by InstructionFiles; store= stays the caller's.
         files_settings = self.config.instruction_files  # the formats are a top-level key
-        top = {"formats": self.config.formats, "copilot_agent": self.config.copilot_agent}
+        config = self.config
+        top = {
+            "formats": config.formats,
+            "copilot_agent": config.copilot_agent,
+            "project_root_markers": config.project_root_markers,
+        }
         if any(getattr(files_settings, key) != value for key, value in top.items()):
             files_settings = files_settings.model_copy(update=top)
         self._instruction_files = InstructionFiles(files_settings, database=database, store=store)

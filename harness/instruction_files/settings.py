@@ -52,6 +52,9 @@ class InstructionFilesSettings(BaseModel):
     - ``copilot_agent``: which of Copilot's agent kinds this engine is (``"coding-agent"``
       or ``"code-review"``): a Copilot instructions file whose ``excludeAgent`` names it is
       not read as a source. A ``Harness`` sets it from the top-level ``copilot_agent``.
+    - ``project_root_markers``: what marks a project's root (a ``Harness`` sets it from the
+      top-level key): files of the configured formats between the project root above a
+      workspace and the workspace are named in a warning (they are not read).
     - ``walk_threads``: threads that walk a workspace (``None``: 1 on a machine with at most
       two CPUs, where extra threads measured slower, else 4).
     """
@@ -68,6 +71,7 @@ class InstructionFilesSettings(BaseModel):
     walk_threads: int | None = Field(default=None, ge=1, le=64, strict=True)
     formats: tuple[str, ...] = Field(default=("agents",), min_length=1)
     copilot_agent: str = Field(default="coding-agent", min_length=1)
+    project_root_markers: tuple[str, ...] = (".git",)
 
     @field_validator("names")
     @classmethod

@@ -8,9 +8,15 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import anyio
 import pytest
 
-from harness.instruction_files import InstructionFilesSettings, InstructionSet, discover
+from harness.instruction_files import (
+    InstructionFiles,
+    InstructionFilesSettings,
+    InstructionSet,
+    discover,
+)
 from harness.instruction_files.discovery import walk_workspace
 from harness.instruction_files.discovery.frontmatter import Frontmatter, split_frontmatter
 from harness.instruction_files.discovery.globs import (
@@ -247,3 +253,46 @@ def test_gemini_files_at_every_depth(write: Writer, ws: Path) -> None:
         ("GEMINI.md", "root", "gemini"),
         ("pkg/GEMINI.md", "directory", "gemini"),
     ]
+
+
+def _load(
+    ws: Path, settings: InstructionFilesSettings, targets: list[str] | None = None
+) -> InstructionSet:
+    async def main() -> InstructionSet:
+        with anyio.fail_after(20):
+            files = InstructionFiles(settings)
+            return await files.load(ws, agent="a", targets=targets or ())
+
+    return anyio.run(main)
+
+
+def test_other_formats_files_are_named_when_the_configured_ones_find_nothing(
+    write: Writer, ws: Path
+) -> None:
+    write("CLAUDE.md", "claude\n")
+    write("pkg/.cursorrules", "cursor\n")
+    found = _load(ws, _settings("agents"), ["pkg/x.py"])
+    assert found.sources == ()
+    (hint,) = found.warnings
+    assert "CLAUDE.md (claude), pkg/.cursorrules (cursor) exist" in hint
+    assert 'formats = ["agents", "claude", "cursor"]' in hint
+    assert "pkg/.cursorrules" not in _load(ws, _settings("agents")).warnings[0]  # root only
+    write("AGENTS.md", "agents\n")
+    assert _load(ws, _settings("agents")).warnings == ()
+
+
+def test_files_above_a_workspace_below_its_project_root_are_named(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "AGENTS.md").write_text("root rules\n")
+    (repo / "packages" / "a").mkdir(parents=True)
+    (repo / "packages" / "CLAUDE.md").write_text("not configured\n")
+    (repo / "packages" / "a" / "AGENTS.md").write_text("package rules\n")
+    found = _load(repo / "packages" / "a", _settings("agents"))
+    assert [s.path for s in found] == ["AGENTS.md"]
+    (warning,) = found.warnings
+    assert warning.startswith(
+        "instruction files above the workspace were not read: ../../AGENTS.md"
+    )
+    assert "project root is ../.." in warning and "CLAUDE.md" not in warning
+    assert _load(repo, _settings("agents")).warnings == ()
