@@ -35,6 +35,7 @@ from harness.agents import Roster
 from harness.config import Envelope, HarnessConfig, load_config, make_tokenizer
 from harness.errors import ArgumentTypeError, ConfigError, StateError
 from harness.instruction_files import InstructionFiles, InstructionSet
+from harness.instruction_files.explain import RulesExplanation
 from harness.instruction_files.stores import InstructionStore
 from harness.project_context import ProjectContext, load_project_context
 from harness.prompt_assembler import AssembledPrompt, AssemblyCache, Unit, assemble, merge_budgets
@@ -453,6 +454,16 @@ class Harness:
             warnings=tuple(warnings),
             tools=checks,
         )
+
+    async def rules_for(
+        self, workspace: str | os.PathLike[str], *, targets: Sequence[str | os.PathLike[str]] = ()
+    ) -> RulesExplanation:
+        """Every candidate rule file of the configured formats for ``targets``, each with
+        ``applied`` and a one-line reason (``InstructionFiles.rules_for``): the dry run of
+        what a build for those targets would read."""
+        if self._supervisor is None:
+            raise HarnessNotRunning(_NOT_RUNNING)
+        return await self._instruction_files.rules_for(workspace, targets=targets)
 
     async def build_prompt(
         self, workspace: str | os.PathLike[str], *, agent: str, **options: Unpack[BuildOptions]
