@@ -85,9 +85,9 @@ class Envelope(_Frozen):
     """The model's context limit and what is held back from it (for the response and for tool
     observations); the rest, ``input_tokens``, is what the prompt may use."""
 
-    model_context_limit: int = Field(default=32768, gt=0, strict=True)
-    reserved_response: int = Field(default=4096, ge=0, strict=True)
-    reserved_tool_observations: int = Field(default=8192, ge=0, strict=True)
+    model_context_limit: int = Field(default=131072, gt=0, strict=True)
+    reserved_response: int = Field(default=8192, ge=0, strict=True)
+    reserved_tool_observations: int = Field(default=16384, ge=0, strict=True)
 
     @property
     def input_tokens(self) -> int:
