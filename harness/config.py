@@ -227,8 +227,15 @@ class HarnessConfig(_Frozen):
         return {spec.name: configured.get(spec.name, spec.budget) for spec in self.layout}
 
     def layout_strategies(self) -> dict[str, Strategy]:
-        """Each layer of ``layout``: its ``[strategies]`` value, else the layout's own."""
-        configured = self.strategies.as_mapping()
+        """Each layer of ``layout``: its ``[strategies]`` value when one was set to other
+        than the five layers' defaults, else the layout's own (so ``EXTENDED_LAYOUT``'s
+        ``fit_whole_units`` holds under a config file listing the defaults)."""
+        chosen = self.strategies
+        configured = {
+            name: value
+            for name, value in chosen.as_mapping().items()
+            if name in chosen.model_fields_set and value != DEFAULT_STRATEGIES[name]
+        }
         return {spec.name: configured.get(spec.name, spec.strategy) for spec in self.layout}
 
     def roster(self) -> Roster:

@@ -430,6 +430,7 @@ class Harness:
         prompt = await self._assemble(layers, merged, chosen, now)
         warnings = [*instruction_set.warnings, *project_context.warnings]
         warnings.extend(_emptied_by_budget(prompt))
+        warnings.extend(_dropped_files(prompt, instruction_set, chosen))
         if self._provenance is not None:  # durable before the prompt is handed out, or no prompt
             prompt = await self._provenance.recorded(
                 prompt,
@@ -530,6 +531,28 @@ def _emptied_by_budget(prompt: AssembledPrompt) -> list[str]:
         for layer in prompt.layers
         if layer.name in _MUST_NOT_VANISH and layer.dropped and not layer.kept
     ]
+
+
+def _dropped_files(
+    prompt: AssembledPrompt, instruction_set: InstructionSet, tokenizer: Tokenizer
+) -> list[str]:
+    """A ``required_policy_missing`` warning per instruction file the budget dropped, with
+    the budget that would keep it (what is kept plus about its own size)."""
+    layer = next((each for each in prompt.layers if each.name == "instruction_files"), None)
+    if layer is None or not layer.dropped:
+        return []
+    texts = {source.path: source.content for source in instruction_set.sources}
+    out = []
+    for unit in layer.dropped:
+        if unit not in texts or unit.startswith("db:"):
+            continue
+        needed = layer.tokens + tokenizer.count(texts[unit])
+        out.append(
+            f"required_policy_missing: {unit} was dropped by the instruction_files budget of "
+            f"{layer.budget} tokens; raise budgets.instruction_files to about {needed:,} "
+            f"(--budget instruction_files={needed}) to keep it"
+        )
+    return out
 
 
 def _check_tokenizer_file(spec: str) -> None:

@@ -125,3 +125,30 @@ def test_cli_rules_from_a_package_directory_promotes_to_the_project_root(
     assert lines[0].startswith(f"workspace {repo.resolve()} (project root of ")
     assert "target web" in lines
     assert any(line.split()[:2] == ["applied", "web/AGENTS.override.md"] for line in lines)
+
+
+def test_a_chain_file_dropped_for_budget_is_a_warning_naming_the_budget(tmp_path: Path) -> None:
+    from harness import EXTENDED_LAYOUT
+
+    (tmp_path / "AGENTS.md").write_text("root rules " * 40 + "\n")
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "AGENTS.md").write_text("deep rules " * 400 + "\n")
+
+    async def run() -> tuple[list[str], tuple[str, ...]]:
+        with anyio.fail_after(30):
+            config = HarnessConfig(layout=EXTENDED_LAYOUT, agents={"dev": "You write code."})
+            async with Harness(config) as harness:
+                build = await harness.build(
+                    tmp_path,
+                    agent="dev",
+                    targets=["pkg/x.py"],
+                    budgets={"instruction_files": 500},
+                )
+                layer = next(x for x in build.prompt.layers if x.name == "instruction_files")
+                return list(build.warnings), layer.kept
+
+    warnings, kept = anyio.run(run)
+    assert kept == ("AGENTS.md",)  # fit_whole_units keeps the root, drops the big deep file
+    (warning,) = [w for w in warnings if w.startswith("required_policy_missing")]
+    assert "pkg/AGENTS.md was dropped by the instruction_files budget of 500 tokens" in warning
+    assert "--budget instruction_files=" in warning
