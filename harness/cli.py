@@ -141,6 +141,47 @@ def _debug_parser(
     return debug
 
 
+def _rules_parser(
+    commands: argparse._SubParsersAction[_Parser], common: Callable[..., None]
+) -> None:
+    """The ``rules`` subcommand: every candidate rule file for the targets, and why."""
+    rules = commands.add_parser(
+        "rules",
+        help="list every candidate rule file for the targets: applied or not, and why",
+        description=(
+            "For each rule file of the configured formats on the targets' chains (the whole "
+            "workspace without --target), print whether it applies and a one-line reason, "
+            "like git check-ignore -v. --format NAME reads those formats instead of the "
+            "configured ones (repeat for more, in precedence order)."
+        ),
+    )
+    common(rules, agent_required=False)
+    rules.add_argument(
+        "--format",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a rule format to read instead of the configured formats "
+        "(agents, claude, gemini, copilot, cursor, windsurf, cline; repeat for more)",
+    )
+
+
+async def _rules(args: argparse.Namespace, config: HarnessConfig, notes: list[str]) -> int:
+    from harness.harness import Harness
+    from harness.instruction_files.discovery.formats import check_formats
+    from harness.workspace import printable
+
+    if args.format:
+        config = config.model_copy(update={"formats": check_formats(tuple(args.format))})
+    async with Harness(config) as harness:
+        explanation = await harness.rules_for(args.workspace, targets=args.target)
+    lines = [*notes, f"formats {', '.join(config.formats)}"]
+    lines += [printable(line) for line in explanation.lines()] or ["(no candidate rule files)"]
+    lines += [f"warning: {printable(warning)}" for warning in explanation.warnings]
+    sys.stdout.write("".join(f"{line}\n" for line in lines))
+    return EXIT_OK
+
+
 def _build_parser() -> _Parser:
     parser = _Parser(
         prog="harness",
@@ -182,6 +223,7 @@ def _build_parser() -> _Parser:
         "sources", help="list the discovered instruction files in precedence order"
     )
     common(sources, agent_required=False)
+    _rules_parser(commands, common)
     from harness.manifests.commands import add_commands
 
     add_commands(commands, debug=debug)  # manifests, replay, diff; and debug --record
@@ -381,7 +423,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         _check_paths(args)
         config = _config(args)
         notes = _scoped(args, config)
-        command = _debug if args.command == "debug" else _sources
+        command = {"debug": _debug, "rules": _rules}.get(args.command, _sources)
         return anyio.run(command, args, config, notes)
     except KeyboardInterrupt:
         return 130

@@ -91,9 +91,9 @@ class Envelope(_Frozen):
     """The model's context limit and what is held back from it (for the response and for tool
     observations); the rest, ``input_tokens``, is what the prompt may use."""
 
-    model_context_limit: int = Field(default=32768, gt=0, strict=True)
-    reserved_response: int = Field(default=4096, ge=0, strict=True)
-    reserved_tool_observations: int = Field(default=8192, ge=0, strict=True)
+    model_context_limit: int = Field(default=131072, gt=0, strict=True)
+    reserved_response: int = Field(default=8192, ge=0, strict=True)
+    reserved_tool_observations: int = Field(default=16384, ge=0, strict=True)
 
     @property
     def input_tokens(self) -> int:
@@ -189,6 +189,7 @@ class HarnessConfig(_Frozen):
     supervisor: SupervisorSettings = SupervisorSettings()
     project_root_markers: tuple[str, ...] = DEFAULT_MARKERS
     formats: tuple[str, ...] = Field(default=("agents",), min_length=1)
+    copilot_agent: str = Field(default="coding-agent", min_length=1)
     skills_dirs: tuple[str, ...] = DEFAULT_SKILLS_DIRS
     """Skills directories, relative to the root and to each directory on the targets' chains."""
     user_skills_dirs: tuple[str, ...] = ()
@@ -249,8 +250,15 @@ class HarnessConfig(_Frozen):
         return {spec.name: configured.get(spec.name, spec.budget) for spec in self.layout}
 
     def layout_strategies(self) -> dict[str, Strategy]:
-        """Each layer of ``layout``: its ``[strategies]`` value, else the layout's own."""
-        configured = self.strategies.as_mapping()
+        """Each layer of ``layout``: its ``[strategies]`` value when one was set to other
+        than the five layers' defaults, else the layout's own (so ``EXTENDED_LAYOUT``'s
+        ``fit_whole_units`` holds under a config file listing the defaults)."""
+        chosen = self.strategies
+        configured = {
+            name: value
+            for name, value in chosen.as_mapping().items()
+            if name in chosen.model_fields_set and value != DEFAULT_STRATEGIES[name]
+        }
         return {spec.name: configured.get(spec.name, spec.strategy) for spec in self.layout}
 
     def roster(self) -> Roster:

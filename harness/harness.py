@@ -49,6 +49,7 @@ from harness.context_requests.build import prepare
 from harness.context_requests.policy import REQUIRED_POLICY_MISSING, missing_policies
 from harness.errors import ConfigError, StateError
 from harness.instruction_files import InstructionFiles
+from harness.instruction_files.explain import RulesExplanation
 from harness.instruction_files.stores import InstructionStore
 from harness.project_context import ProjectContext, load_project_context
 from harness.prompt_assembler import AssembledPrompt, AssemblyCache, Unit, assemble, merge_budgets
@@ -117,9 +118,15 @@ class Harness:
         _check_tokenizer_file(self.config.tokenizer)
         # database= is opened (and later closed) by InstructionFiles; store= stays the caller's.
         files_settings = self.config.instruction_files  # the formats are a top-level key
-        top_level = {"formats": self.config.formats, "deny_read": self.config.deny_read}
-        if any(getattr(files_settings, key) != value for key, value in top_level.items()):
-            files_settings = files_settings.model_copy(update=top_level)
+        config = self.config
+        top = {
+            "formats": config.formats,
+            "copilot_agent": config.copilot_agent,
+            "project_root_markers": config.project_root_markers,
+            "deny_read": config.deny_read,
+        }
+        if any(getattr(files_settings, key) != value for key, value in top.items()):
+            files_settings = files_settings.model_copy(update=top)
         self._instruction_files = InstructionFiles(files_settings, database=database, store=store)
         self._store = self._instruction_files.store
         # The SQLite file (absolute: a later chdir does not move it), else the store's name.
@@ -369,6 +376,16 @@ class Harness:
             skills=skills,
             readiness=plan.readiness,
         )
+
+    async def rules_for(
+        self, workspace: str | os.PathLike[str], *, targets: Sequence[str | os.PathLike[str]] = ()
+    ) -> RulesExplanation:
+        """Every candidate rule file of the configured formats for ``targets``, each with
+        ``applied`` and a one-line reason (``InstructionFiles.rules_for``): the dry run of
+        what a build for those targets would read."""
+        if self._supervisor is None:
+            raise HarnessNotRunning(_NOT_RUNNING)
+        return await self._instruction_files.rules_for(workspace, targets=targets)
 
     async def build_prompt(
         self, workspace: str | os.PathLike[str], *, agent: str, **options: Unpack[BuildOptions]

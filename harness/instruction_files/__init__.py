@@ -17,10 +17,13 @@
 """
 
 from harness.instruction_files.discovery.reader import discover as discover
+from harness.instruction_files.explain import RuleCandidate as RuleCandidate
+from harness.instruction_files.explain import RulesExplanation as RulesExplanation
 from harness.instruction_files.files import InstructionFiles as InstructionFiles
 from harness.instruction_files.models import InstructionSet as InstructionSet
 from harness.instruction_files.models import InstructionSource as InstructionSource
 from harness.instruction_files.models import InstructionStoreError as InstructionStoreError
+from harness.instruction_files.models import PassedRule as PassedRule
 from harness.instruction_files.models import WorkspaceNotFoundError as WorkspaceNotFoundError
 from harness.instruction_files.settings import (
     InstructionFilesSettings as InstructionFilesSettings,
@@ -47,6 +50,9 @@ __all__ = [
     "InstructionSource",
     "InstructionStore",
     "InstructionStoreError",
+    "PassedRule",
+    "RuleCandidate",
+    "RulesExplanation",
     "SqliteInstructionStore",
     "StoreEvents",
     "StoreRead",

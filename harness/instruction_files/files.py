@@ -20,6 +20,7 @@ What ``Harness`` runs for you; used on its own it needs a supervisor for its cac
 from __future__ import annotations
 
 import copy
+import dataclasses
 import logging
 import os
 import threading
@@ -32,7 +33,7 @@ from anyio.abc import TaskStatus
 
 from harness.errors import ArgumentError, StateError
 from harness.instruction_files.cache import CacheKey, CacheTable, CacheTask
-from harness.instruction_files.discovery.formats import check_formats
+from harness.instruction_files.discovery.formats import check_formats, formats_for
 from harness.instruction_files.discovery.incremental import (
     Base,
     Snapshot,
@@ -42,6 +43,7 @@ from harness.instruction_files.discovery.incremental import (
 )
 from harness.instruction_files.discovery.scoping import Targets, named, scope_for
 from harness.instruction_files.discovery.sources import read_sources
+from harness.instruction_files.explain import RulesExplanation, explain
 from harness.instruction_files.git_places import GitPlaces
 from harness.instruction_files.models import InstructionSet
 from harness.instruction_files.settings import InstructionFilesSettings
@@ -55,6 +57,7 @@ __all__ = ["InstructionFiles", "ResolvedWorkspace"]
 logger = logging.getLogger(__name__)
 
 DEFAULT_CHILD_ID = "instruction_files_cache"
+_RULES_AGENT = "(rules_for)"  # the cache key's agent of a rules_for read (no row is read)
 
 
 @dataclass(slots=True, eq=False)
@@ -366,6 +369,22 @@ class InstructionFiles:
         self, key: CacheKey, scope: Scope | None, base: Base | None
     ) -> tuple[InstructionSet, Snapshot | None]:
         return await read_sources(key, self._settings, self._store, scope=scope, base=base)
+
+    async def rules_for(
+        self, workspace: str | os.PathLike[str], *, targets: Targets = ()
+    ) -> RulesExplanation:
+        """Every candidate rule file of the configured formats for ``targets`` (on their
+        chains; the whole workspace without targets), each applied or not and why
+        (``harness.instruction_files.explain``). Reads what ``load`` reads, through the
+        same cache; the database row is not a rule file and is not looked at."""
+        resolved = self.resolve(workspace)
+        scope = await scope_for(
+            resolved.path, resolved.given, targets, prune=self._settings.vendored
+        )
+        found = await self._load(resolved, _RULES_AGENT, None, scope)
+        if scope is not None and found.targets != scope.targets:
+            found = dataclasses.replace(found, targets=scope.targets)
+        return explain(found, resolved.path, self._settings, formats_for(self._settings))
 
     # -- StoreEvents: what the store's companions report -----------------------------------
 

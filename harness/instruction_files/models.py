@@ -13,7 +13,7 @@ change what another caller was given.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal
@@ -25,6 +25,7 @@ __all__ = [
     "InstructionSet",
     "InstructionSource",
     "InstructionStoreError",
+    "PassedRule",
     "SourceKind",
     "Trigger",
     "WorkspaceNotFoundError",
@@ -50,9 +51,12 @@ class InstructionSource:
     database, the ``digest`` for a file (the default when none is given), or for a file with
     imports a sha256 over its digest and its imports' (an edited import is a new revision).
 
-    ``format`` names the rule format that read the file (``"agents"``, ``"claude"``) or is
-    ``"database"`` for the row. ``trigger`` is ``"always"`` for every source a load returns
-    today (a rule that applies only to paths matching its ``globs`` would be ``"paths"``).
+    ``format`` names the rule format that read the file (``"agents"``, ``"claude"``,
+    ``"cursor"``, ...) or is ``"database"`` for the row. ``trigger`` is ``"always"``, or
+    ``"paths"`` for a rule that applies only when a target matches one of its ``globs``
+    (workspace-relative: a rule's globs are relative to the directory that scopes it, which
+    is prefixed). ``metadata``: the frontmatter keys the format does not interpret, as read
+    (the frontmatter itself is never part of ``content``).
     """
 
     kind: SourceKind
@@ -65,11 +69,25 @@ class InstructionSource:
     format: str = "agents"
     trigger: Trigger = "always"
     globs: tuple[str, ...] = ()
+    metadata: Mapping[str, object] = field(default_factory=dict, compare=False, hash=False)
 
     @property
     def revision(self) -> str:
         """``version`` when known, else the ``digest``: what a manifest records."""
         return self.version if self.version is not None else self.digest
+
+
+@dataclass(frozen=True, slots=True)
+class PassedRule:
+    """A rule file read but not an instruction source: one only an agent's judgement or a
+    person activates (``reason`` ``"description only: catalog"``, ``"manual"``) or one
+    excluded for this agent kind (``"excluded for agent coding-agent"``). ``description``:
+    what its frontmatter says it is for (empty if nothing)."""
+
+    path: str
+    format: str
+    reason: str
+    description: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,7 +102,10 @@ class InstructionSet:
     workspace-relative (``"."`` is the root, no trailing ``/``, duplicates once), and
     ``chain``: the directories on their chains, root (``"."``) first, shallow to deep, ties
     by path (ignored or vendored ones among them contribute nothing). Both are empty for the
-    full walk.
+    full walk. A rule with path globs is among the ``sources`` only when one of the
+    ``targets`` matches one of them (so never in a load without targets). ``passed``: the
+    rule files read that are not sources (manual and description-only rules, rules excluded
+    for this agent), in path order.
     """
 
     sources: tuple[InstructionSource, ...] = ()
@@ -92,6 +113,7 @@ class InstructionSet:
     observed_at: datetime | None = field(default=None, compare=False)  # not part of the data
     targets: tuple[str, ...] = ()
     chain: tuple[str, ...] = ()
+    passed: tuple[PassedRule, ...] = ()
 
     def __iter__(self) -> Iterator[InstructionSource]:
         return iter(self.sources)

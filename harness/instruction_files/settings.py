@@ -47,8 +47,15 @@ class InstructionFilesSettings(BaseModel):
     - ``listener_heartbeat``: with a PostgreSQL database, a lost change-notice connection is
       noticed within this many seconds (its rows stop being served from the cache at once).
     - ``formats``: the rule formats read, in precedence order within one directory (default
-      ``("agents",)``; ``"claude"`` adds ``CLAUDE.md`` / ``CLAUDE.local.md``). A ``Harness``
+      ``("agents",)``; also ``"claude"``, ``"gemini"``, ``"copilot"``, ``"cursor"``,
+      ``"windsurf"``, ``"cline"``). A ``Harness``
       sets it from the configuration's top-level ``formats``.
+    - ``copilot_agent``: which of Copilot's agent kinds this engine is (``"coding-agent"``
+      or ``"code-review"``): a Copilot instructions file whose ``excludeAgent`` names it is
+      not read as a source. A ``Harness`` sets it from the top-level ``copilot_agent``.
+    - ``project_root_markers``: what marks a project's root (a ``Harness`` sets it from the
+      top-level key): files of the configured formats between the project root above a
+      workspace and the workspace are named in a warning (they are not read).
     - ``deny_read``: ``.gitignore`` patterns of paths never opened, not even to look
       (default ``harness.workspace.deny.DEFAULT_DENY_READ``); a ``Harness`` sets it from the
       configuration's top-level ``deny_read``.
@@ -67,6 +74,8 @@ class InstructionFilesSettings(BaseModel):
     listener_heartbeat: float = Field(default=5.0, gt=0, allow_inf_nan=False, strict=True)
     walk_threads: int | None = Field(default=None, ge=1, le=64, strict=True)
     formats: tuple[str, ...] = Field(default=("agents",), min_length=1)
+    copilot_agent: str = Field(default="coding-agent", min_length=1)
+    project_root_markers: tuple[str, ...] = (".git",)
     deny_read: tuple[str, ...] = DEFAULT_DENY_READ
 
     @field_validator("names")

@@ -93,10 +93,10 @@ DEFAULT_STRATEGIES: Mapping[str, Strategy] = MappingProxyType(
 DEFAULT_BUDGETS: Mapping[str, int] = MappingProxyType(
     {
         "identity": 500,
-        "instruction_files": 4000,
-        "project_context": 4000,
-        "business_rules": 2000,
-        "task_state": 2000,
+        "instruction_files": 8192,  # about 32 KiB of text: what Codex reads of AGENTS.md
+        "project_context": 8192,
+        "business_rules": 4000,
+        "task_state": 4000,
     }
 )
 

@@ -370,7 +370,7 @@ class DirectoryWalk:
         gitignore = named.pop(GITIGNORE, None) if self.gitignores else None
         # Inside an ignored directory (entered for its tracked files) git reads no .gitignore.
         if gitignore is not None and not (chain is not None and chain.only_tracked):
-            applied = self._gitignore(fd, gitignore, rel, chain)
+            applied = self.apply_gitignore(fd, gitignore, rel, chain)
             if applied is False:  # (mypy narrows the Literal)
                 # What it ignores is unknown, so nothing it governs may be read: fail closed.
                 subdirs.clear()
@@ -382,7 +382,7 @@ class DirectoryWalk:
             self.visitor.files(self, Here(fd, rel, depth, length, chain), named)
         return chain
 
-    def _gitignore(
+    def apply_gitignore(
         self, fd: int, entry: os.DirEntry[str], rel: str, chain: IgnoreChain | None
     ) -> IgnoreChain | Literal[False] | None:
         """The chain with this ``.gitignore`` applied, or False (warned) when it exists but

@@ -48,6 +48,7 @@ __all__ = [
     "Matcher",
     "compile_wildmatch",
     "literal_prefix_length",
+    "matches_nothing",
     "slash_count",
     "wildmatch",
 ]
@@ -279,6 +280,12 @@ def compile_wildmatch(pattern: bytes, *, pathname: bool) -> Matcher:
     else:
         full = re2.compile(regex, _RE2_OPTIONS).fullmatch
     return lambda text: full(text) is not None
+
+
+def matches_nothing(matcher: Matcher) -> bool:
+    """Whether ``matcher`` (from ``compile_wildmatch``) is the one for a pattern that can
+    match no text (an unclosed ``[``, an unknown class, longer than any path)."""
+    return matcher is _never
 
 
 def slash_count(pattern: bytes, *, pathname: bool = True) -> int | None:

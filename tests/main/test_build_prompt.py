@@ -161,10 +161,10 @@ async def test_per_call_budgets_over_the_envelope_are_refused_like_config_ones(
         async with Harness() as harness:
             for call in (harness.build, harness.build_prompt):
                 with pytest.raises(BudgetError, match="over by 10020 tokens; lower the per-call"):
-                    await call(acme, agent="reviewer", budgets={"task_state": 20000})
+                    await call(acme, agent="reviewer", budgets={"task_state": 95632})
                 with pytest.raises(ValueError, match="unknown layer 'tasks'"):
                     await call(acme, agent="reviewer", budgets={"tasks": 1})
-            build = await harness.build(acme, agent="reviewer", budgets={"task_state": 9980})
+            build = await harness.build(acme, agent="reviewer", budgets={"task_state": 85612})
     assert build.slack == 0
     assert issubclass(BudgetError, HarnessError) and issubclass(BudgetError, ValueError)
 

@@ -44,7 +44,7 @@ def test_every_key_in_the_shipped_config_is_documented() -> None:
 
 def test_shipped_envelope_has_room_for_the_budgets() -> None:
     config = load_config()
-    assert config.envelope.input_tokens == 32768 - 4096 - 8192
+    assert config.envelope.input_tokens == 131072 - 8192 - 16384 == 106496
     assert config.budgets.total <= config.envelope.input_tokens
 
 
@@ -77,26 +77,26 @@ def test_env_var_naming_a_missing_file_is_a_clear_error(
 def test_budgets_over_the_envelope_fail_saying_by_how_much(tmp_path: Path) -> None:
     path = tmp_path / "tight.toml"
     path.write_text(
-        "[envelope]\nmodel_context_limit = 8192\nreserved_response = 1200\n"
+        "[envelope]\nmodel_context_limit = 20000\nreserved_response = 1200\n"
         "reserved_tool_observations = 800\n",
         encoding="utf-8",
     )
-    # 12,500 tokens of default budgets against a 6,192-token envelope.
-    with pytest.raises(ConfigError, match=r"over by 6308 tokens") as caught:
+    # 24,884 tokens of default budgets against an 18,000-token envelope.
+    with pytest.raises(ConfigError, match=r"over by 6884 tokens") as caught:
         load_config(path)
-    assert "6192" in str(caught.value) and "12500" in str(caught.value)
+    assert "18000" in str(caught.value) and "24884" in str(caught.value)
 
     with pytest.raises(pydantic.ValidationError, match=r"over by 1 tokens"):
         HarnessConfig(
             envelope={
-                "model_context_limit": 12499,
+                "model_context_limit": 24883,
                 "reserved_response": 0,
                 "reserved_tool_observations": 0,
             }  # type: ignore[arg-type]
         )
     exact = HarnessConfig(
         envelope={
-            "model_context_limit": 12500,
+            "model_context_limit": 24884,
             "reserved_response": 0,
             "reserved_tool_observations": 0,
         }  # type: ignore[arg-type]

@@ -228,10 +228,10 @@ def test_merge_budgets_is_the_one_rule_for_config_and_per_call_budgets() -> None
         model_context_limit=1000, reserved_response=100, reserved_tool_observations=0
     )
     assert merge_budgets({"identity": 10}, {}, envelope=envelope) == {"identity": 10}
-    with pytest.raises(BudgetError, match="over by 12900 tokens; lower"):
+    with pytest.raises(BudgetError, match="over by 25284 tokens; lower"):
         merge_budgets({"identity": 1800}, envelope=envelope)
     # The same total refused by a config file, with the config's hint.
-    with pytest.raises(ValueError, match=r"over by 12900 tokens; lower \[budgets\]"):
+    with pytest.raises(ValueError, match=r"over by 25284 tokens; lower \[budgets\]"):
         HarnessConfig(envelope=envelope, budgets={**DEFAULT_BUDGETS, "identity": 1800})
     assert issubclass(BudgetError, HarnessError) and issubclass(BudgetError, ValueError)
 

@@ -39,10 +39,11 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from harness.instruction_files.models import InstructionSource
+from harness.instruction_files.models import InstructionSource, PassedRule
 from harness.workspace import (
     DirectoryWalk,
     Here,
@@ -59,7 +60,10 @@ from harness.workspace import (
     reason,
     too_long,
 )
+from harness.workspace.gitignore import GITIGNORE
+from harness.workspace.ignore import IgnoreChain
 from harness.workspace.import_door import ImportDoor, expand_file, revision
+from harness.workspace.reading import DIR_FLAGS
 
 __all__ = ["Directory", "Found", "InstructionFormat", "file_sources"]
 
@@ -76,10 +80,16 @@ class Found:
     data: bytes
     format: int = 0
     rank: int = 0
+    home: str | None = None  # the directory scoping it, when not its own (a rules directory)
+
+    @property
+    def directory(self) -> str:
+        """The directory that scopes the file: the one whose visit read it."""
+        return self.home if self.home is not None else self.rel.rpartition("/")[0]
 
     def order(self) -> tuple[int, str, int, int, str]:
         """Ascending precedence: shallow to deep, by directory, format, rank, path."""
-        return (self.depth, self.rel.rpartition("/")[0] + "/", self.format, self.rank, self.rel)
+        return (self.depth, self.directory + "/", self.format, self.rank, self.rel)
 
 
 class InstructionFormat(Protocol):
@@ -95,12 +105,20 @@ class InstructionFormat(Protocol):
         """Read this directory's files of the format (``directory.read``)."""
         ...
 
-    def sources(self, found: Found, door: ImportDoor) -> tuple[list[InstructionSource], list[str]]:
-        """The sources a file read becomes, and the notes (warnings) about it."""
+    def sources(
+        self, found: Found, door: ImportDoor
+    ) -> tuple[Sequence[InstructionSource | PassedRule], list[str]]:
+        """The sources a file read becomes (a ``PassedRule`` for a rule file that is not
+        one), and the notes (warnings) about it."""
         ...
 
     def affects(self, rel: str) -> frozenset[str]:
         """Directories to list again when ``rel`` changes."""
+        ...
+
+    def home(self, rel: str) -> str | None:
+        """For a path inside one of this format's rules directories (the directory, or
+        anything below it), the directory that scopes it; else None."""
         ...
 
 
@@ -144,7 +162,7 @@ class Directory:
     """One directory as a format's ``visit`` sees it: its candidate entries (``named``) and
     the safe ways to look at them and read them."""
 
-    __slots__ = ("_discovery", "_format", "_walk", "here", "named", "prefix")
+    __slots__ = ("_discovery", "_format", "_walk", "here", "home", "named", "prefix")
 
     def __init__(
         self,
@@ -153,6 +171,7 @@ class Directory:
         here: Here,
         named: dict[str, os.DirEntry[str]],
         format_index: int,
+        home: str | None = None,
     ) -> None:
         self._discovery = discovery
         self._walk = walk
@@ -160,6 +179,42 @@ class Directory:
         self.here = here
         self.named = named
         self.prefix = here.rel + "/" if here.rel else ""
+        self.home = here.rel if home is None else home  # the directory scoping what it reads
+
+    def subdirectory(self, name: str) -> Directory | None:
+        """Entry ``name`` as a ``Directory`` of all its entries, scoped like this one (for a
+        rules directory such as ``.cursor/rules``), or None when it is not a directory the
+        walk would enter (a symlink, vendored, ignored: warned unless silent as a prune) or
+        cannot be read (warned). Close it with ``close``."""
+        entry = self.named.get(name)
+        walk = self._walk
+        if entry is None or not entry.is_dir(follow_symlinks=False) or name in walk.prune:
+            if entry is not None and entry.is_symlink():
+                self.warn(name, "skipped: a symlinked rules directory is not entered")
+            return None
+        chain = self.here.chain
+        rel = self.prefix + name
+        if chain is not None and chain.ignored(rel, name, True):
+            return None  # ignored directories are pruned silently, as the walk does
+        try:
+            fd = os.open(name, DIR_FLAGS, dir_fd=self.here.fd)
+        except OSError as exc:
+            self.warn(name, f"rules directory skipped: it cannot be read ({reason(exc)})")
+            return None
+        try:
+            with os.scandir(fd) as entries:
+                named = {entry.name: entry for entry in entries}
+            chain = _with_gitignore(walk, fd, rel, chain, named)
+        except OSError as exc:
+            os.close(fd)
+            self.warn(name, f"rules directory skipped: it cannot be read ({reason(exc)})")
+            return None
+        here = Here(fd, rel, self.here.depth, self._length(name), chain)
+        return Directory(self._discovery, walk, here, named, self._format, self.home)
+
+    def close(self) -> None:
+        """Close a ``subdirectory``'s descriptor."""
+        os.close(self.here.fd)
 
     def warn(self, name: str, reason: str) -> None:
         self._walk.warn(self.prefix + name, reason)
@@ -211,7 +266,7 @@ class Directory:
                 mode = entry.stat(follow_symlinks=False).st_mode
                 self.warn(name, f"skipped: {kind_of(mode)}, not a regular file")
                 return None
-            discovery.linked.add(self.here.rel)  # depends on what it points to
+            discovery.linked.add(self.home)  # depends on what it points to
             problem = too_long(self._length(name))
             if problem is not None:
                 raise problem
@@ -253,7 +308,8 @@ class Directory:
         read = read_file(target, cap=cap, dir_fd=self.here.fd, keep=True)
         if read.problem is None:
             identity = discovery.pins.identity(read, real_rel)
-            found = Found(self.here.depth, rel, identity, read.data, self._format, rank)
+            home = None if self.home == self.here.rel else self.home
+            found = Found(self.here.depth, rel, identity, read.data, self._format, rank, home)
             discovery.found.append(found)
         elif read.problem == "special":
             assert read.info is not None
@@ -268,3 +324,22 @@ class Directory:
             assert read.error is not None
             verb = "opened" if read.problem == "open" else "read"
             self.warn(name, f"skipped: it cannot be {verb} ({reason(read.error)})")
+
+
+def _with_gitignore(
+    walk: DirectoryWalk,
+    fd: int,
+    rel: str,
+    chain: IgnoreChain | None,
+    named: dict[str, os.DirEntry[str]],
+) -> IgnoreChain | None:
+    """The chain of a rules directory's entries: with its own ``.gitignore`` applied, as the
+    walk applies one (one that cannot be applied ignores everything: fail closed)."""
+    entry = named.pop(GITIGNORE, None)
+    if entry is None or not walk.gitignores:
+        return chain
+    applied = walk.apply_gitignore(fd, entry, rel, chain)
+    if applied is False:
+        named.clear()
+        return chain
+    return applied

@@ -51,7 +51,7 @@ import time
 from collections.abc import Iterable, Iterator, MutableMapping, Sequence
 from dataclasses import dataclass
 
-from harness.instruction_files.discovery.format import Found
+from harness.instruction_files.discovery.format import Found, InstructionFormat
 from harness.instruction_files.discovery.formats import formats_for
 from harness.instruction_files.discovery.reader import Discovery
 from harness.instruction_files.models import InstructionSet
@@ -220,6 +220,11 @@ def _plan(snapshot: Snapshot, dirt: frozenset[str]) -> tuple[set[str], set[str]]
             whole.add(parent)
             own.add(_parent(parent))
             continue
+        home = _home(formats, rel)
+        if home is not None:  # inside a rules directory: its directory's visit reads it
+            own.add(home)
+            whole.add(rel)
+            continue
         owner = owners.get(name)
         own.update(owner.affects(rel) if owner is not None else (parent,))
         whole.add(rel)  # a directory of that name (or one that replaced it): walked afresh
@@ -287,12 +292,23 @@ def _chain_above(snapshot: Snapshot, rel: str) -> IgnoreChain | None:
     return snapshot.base if chain is None else chain
 
 
-def _owner(rel: str, reason: str) -> str:
-    """The directory whose walk made a warning (a directory for its own skip, else the
-    directory of the file)."""
+def _home(formats: Sequence[InstructionFormat], rel: str) -> str | None:
+    """The directory scoping ``rel`` when it lies in a rules directory of one of
+    ``formats``."""
+    for fmt in formats:
+        home = fmt.home(rel)
+        if home is not None:
+            return home
+    return None
+
+
+def _owner(formats: Sequence[InstructionFormat], rel: str, reason: str) -> str:
+    """The directory whose walk made a warning (a directory for its own skip, the directory
+    scoping a rules directory's file, else the directory of the file)."""
     if reason.startswith(_SKIPPED_DIRECTORY):
         return "" if rel == "." else rel
-    return _parent(rel)
+    home = _home(formats, rel)
+    return home if home is not None else _parent(rel)
 
 
 def _reload(
@@ -350,12 +366,15 @@ def _merge(
     # (an entered directory's chain is its parent's decision: it goes when the parent does)
     entries = {rel: chain for rel, chain in snapshot.entries.items() if _parent(rel) not in dropped}
     entries.update(walk.entries)
-    found = [item for item in snapshot.found if _parent(item.rel) not in dropped]
+    found = [item for item in snapshot.found if item.directory not in dropped]
     found += reload.found
-    warnings = [item for item in snapshot.warnings if _owner(*item) not in dropped]
+    formats = reload.formats
+    warnings = [item for item in snapshot.warnings if _owner(formats, *item) not in dropped]
     warnings += walk.warnings
     shadowing = {
-        rel: shadowed for rel, shadowed in snapshot.shadowing.items() if _parent(rel) not in dropped
+        rel: shadowed
+        for rel, shadowed in snapshot.shadowing.items()
+        if _owner(formats, rel, "") not in dropped
     }
     shadowing.update(reload.shadowing)
     linked = {rel for rel in snapshot.linked if rel not in dropped} | reload.linked

@@ -49,7 +49,8 @@ from collections.abc import Sequence
 
 from harness.instruction_files.discovery.format import Directory, Found, InstructionFormat
 from harness.instruction_files.discovery.formats import formats_for
-from harness.instruction_files.models import InstructionSet, InstructionSource
+from harness.instruction_files.discovery.globs import matching
+from harness.instruction_files.models import InstructionSet, InstructionSource, PassedRule
 from harness.instruction_files.settings import InstructionFilesSettings
 from harness.workspace import (
     GITIGNORE,
@@ -70,7 +71,7 @@ from harness.workspace.ignore import WorkspaceRules, workspace_rules
 from harness.workspace.import_door import ImportDoor
 from harness.workspace.targets import ROOT, Scope, scope_of
 
-__all__ = ["Discovery", "DiscoveryCancelled", "discover", "walk_workspace"]
+__all__ = ["Discovery", "DiscoveryCancelled", "applied", "discover", "walk_workspace"]
 
 DiscoveryCancelled = WalkCancelled
 """The walk was asked to stop (its ``load`` was cancelled); nothing is returned."""
@@ -172,7 +173,8 @@ def discover(
     if targets:
         given = os.path.abspath(os.fspath(workspace))
         scope = scope_of(root, targets, prune=settings.vendored, workspace=given)
-    return walk_workspace(root, settings, stop, scope=scope)
+    found = walk_workspace(root, settings, stop, scope=scope)
+    return applied(found, found.targets)
 
 
 def walk_workspace(
@@ -197,6 +199,21 @@ def walk_workspace(
     return dataclasses.replace(found, targets=scope.targets, chain=chain)
 
 
+def applied(found: InstructionSet, targets: tuple[str, ...]) -> InstructionSet:
+    """``found`` for ``targets``: a rule with path globs stays only when one of them
+    matches one of the targets (so none stays without targets)."""
+    kept = tuple(
+        source
+        for source in found.sources
+        if source.trigger != "paths" or matching(source.globs, targets) is not None
+    )
+    if len(kept) == len(found.sources):
+        if found.targets == targets:
+            return found
+        kept = found.sources  # the cached tuple itself
+    return dataclasses.replace(found, sources=kept, targets=targets)
+
+
 def _assemble(
     formats: Sequence[InstructionFormat],
     found_files: Sequence[Found],
@@ -207,6 +224,7 @@ def _assemble(
     """Sort what the threads found, drop second paths to one file, and let each file's
     format make its sources (``door``: its walk must not be released yet)."""
     sources: list[InstructionSource] = []
+    passed: list[PassedRule] = []
     first_path: dict[Identity, str] = {}
     warnings = list(walk_warnings)
     for found in sorted(found_files, key=Found.order):
@@ -221,11 +239,16 @@ def _assemble(
             continue
         first_path[found.identity] = display_path(found.rel)
         made, notes = formats[found.format].sources(found, door)
-        sources.extend(made)
+        for item in made:
+            if isinstance(item, InstructionSource):
+                sources.append(item)
+            else:
+                passed.append(item)
         warnings.extend((found.rel, note) for note in notes)
     warnings.sort(key=lambda warning: warning[0])  # stable: a file's notes keep their order
     return InstructionSet(
         sources=tuple(sources),
+        passed=tuple(sorted(passed, key=lambda rule: rule.path)),
         warnings=tuple(
             # printable: a reason may quote the workspace (a .gitignore line, say)
             f"{display_path(path)}: {printable(reason)}{_shadow_note(shadowing, path, reason)}"

@@ -18,17 +18,16 @@ is handed to a load of another spelling under that load's own targets.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import threading
 from collections.abc import Iterable, Sequence
 
-from harness.instruction_files.discovery.reader import walk_workspace
+from harness.instruction_files.discovery.reader import applied, walk_workspace
 from harness.instruction_files.models import InstructionSet
 from harness.instruction_files.settings import InstructionFilesSettings
 from harness.workspace.targets import Scope, resolve_scope
 
-__all__ = ["Targets", "named", "scope_for"]
+__all__ = ["Targets", "applied", "named", "scope_for"]
 
 Targets = Sequence[str | os.PathLike[str]]
 """What ``targets=`` takes (one path alone is accepted too: it is one target)."""
@@ -47,10 +46,10 @@ async def scope_for(
 
 
 def named(found: InstructionSet, scope: Scope | None) -> InstructionSet:
-    """``found`` under the targets of this load's ``scope``."""
-    if scope is None or found.targets == scope.targets:
-        return found
-    return dataclasses.replace(found, targets=scope.targets)
+    """``found`` under the targets of this load's ``scope``, with the path rules no target
+    matches left out (all of them without targets)."""
+    targets = scope.targets if scope is not None else ()
+    return applied(found, targets)
 
 
 def scoped_walk(

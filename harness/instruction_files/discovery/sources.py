@@ -34,6 +34,7 @@ import anyio
 import anyio.to_thread
 
 from harness.instruction_files.cache import CacheKey
+from harness.instruction_files.discovery.hints import files_above, other_formats
 from harness.instruction_files.discovery.incremental import Base, Snapshot
 from harness.instruction_files.discovery.incremental import walk as walk_from
 from harness.instruction_files.discovery.scoping import scoped_walk
@@ -50,6 +51,24 @@ __all__ = ["read_sources"]
 class _Walked:
     result: tuple[InstructionSet, Snapshot | None] | None = None
     error: Exception | None = None
+
+
+def _hinted(
+    run: Callable[..., tuple[InstructionSet, Snapshot | None]],
+    directories: tuple[str, ...],
+    root: str,
+    settings: InstructionFilesSettings,
+    stop: threading.Event,
+) -> tuple[InstructionSet, Snapshot | None]:
+    """``run``, with the warnings about files it did not read (``hints``)."""
+    files, snapshot = run(root, settings, stop)
+    notes = [files_above(root, settings, settings.project_root_markers)]
+    if not files.sources and not files.passed:
+        notes.append(other_formats(root, settings, directories))
+    more = tuple(note for note in notes if note is not None)
+    if more:
+        files = dataclasses.replace(files, warnings=(*files.warnings, *more))
+    return files, snapshot
 
 
 async def read_sources(
@@ -69,6 +88,7 @@ async def read_sources(
         run = functools.partial(walk_from, base=base)
     else:
         run = functools.partial(scoped_walk, scope=scope)
+    run = functools.partial(_hinted, run, scope.directories if scope is not None else ("",))
     stop = threading.Event()
     walked = _Walked()
 

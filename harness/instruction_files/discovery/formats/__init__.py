@@ -17,6 +17,11 @@ from harness.errors import ArgumentError
 from harness.instruction_files.discovery.format import InstructionFormat
 from harness.instruction_files.discovery.formats.agents import AgentsFormat
 from harness.instruction_files.discovery.formats.claude import ClaudeFormat
+from harness.instruction_files.discovery.formats.cline import ClineFormat
+from harness.instruction_files.discovery.formats.copilot import CopilotFormat
+from harness.instruction_files.discovery.formats.cursor import CursorFormat
+from harness.instruction_files.discovery.formats.gemini import GeminiFormat
+from harness.instruction_files.discovery.formats.windsurf import WindsurfFormat
 from harness.instruction_files.settings import InstructionFilesSettings
 
 __all__ = ["FORMATS", "check_formats", "formats_for"]
@@ -24,6 +29,11 @@ __all__ = ["FORMATS", "check_formats", "formats_for"]
 FORMATS: Mapping[str, Callable[[InstructionFilesSettings], InstructionFormat]] = {
     "agents": lambda settings: AgentsFormat(settings.names),
     "claude": lambda settings: ClaudeFormat(),
+    "gemini": lambda settings: GeminiFormat(),
+    "copilot": lambda settings: CopilotFormat(settings.copilot_agent),
+    "cursor": lambda settings: CursorFormat(),
+    "windsurf": lambda settings: WindsurfFormat(),
+    "cline": lambda settings: ClineFormat(),
 }
 
 

@@ -51,3 +51,6 @@ class AgentsFormat:
 
     def affects(self, rel: str) -> frozenset[str]:
         return frozenset({rel.rpartition("/")[0]})
+
+    def home(self, rel: str) -> str | None:
+        return None
