@@ -15,12 +15,12 @@ INFORMATION = {spec.name for spec in EXTENDED_LAYOUT if spec.authority == "infor
 
 
 def test_the_readme_gap_is_lent_to_the_layer_that_needs_it() -> None:
-    layers = {"identity": "You are the reviewer.", "task_state": [Unit("s", "x" * 12_000)]}
+    layers = {"identity": "You are the reviewer.", "task_state": [Unit("s", "x" * 20_000)]}
     fixed = assemble(layers)
     lent = assemble(layers, allocation="ceilings")
     assert fixed.layer("task_state").kept == ()
     state = lent.layer("task_state")
-    assert state.kept == ("s",) and state.borrowed == 1000 and state.budget == 3000
+    assert state.kept == ("s",) and state.borrowed == 1000 and state.budget == 5000
     assert lent.layer("identity").lent + lent.layer("instruction_files").lent >= 1000
     assert sum(tokens for *_, tokens in lent.loans) == 1000
     assert {loan["to"] for loan in lent.manifest()["loans"]} == {"task_state"}
@@ -88,7 +88,7 @@ async def test_a_ceilings_build_prints_its_loans() -> None:
     from harness.debug import format_build
     from tests.cli import ACME, ACME_DB
 
-    state = [Unit("plan", "x" * 12_000)]
+    state = [Unit("plan", "x" * 20_000)]
     with anyio.fail_after(20):
         async with Harness(database=ACME_DB) as h:
             build = await h.build(
