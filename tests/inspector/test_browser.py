@@ -98,7 +98,7 @@ def test_layers_units_and_drops(
     assert [unit.get_attribute("data-unit-id") for unit in dropped] == ["goal", "done"]
     for unit in dropped:
         status = unit.find_element(By.CSS_SELECTOR, ".status").text
-        assert status == "dropped: discarded from the head until the rest fit the budget"
+        assert status == "dropped: budget"
         colour = unit.value_of_css_property("border-left-color")
         assert colour == "rgba(192, 57, 43, 1)"  # the budget-drop red
     files = browser.find_element(By.ID, "layer-instruction_files")

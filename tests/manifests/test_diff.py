@@ -77,7 +77,7 @@ def test_trimmed_differently_when_a_budget_changes(make_record: RecordMaker) -> 
     assert ("AGENTS.md", "kept", "dropped") in trimmed
     assert all(y.reason for _, y in files.trimmed)  # the recorded reason comes along
     assert not files.added and not files.removed and not files.changed
-    assert [(s.name, s.a, s.b) for s in files.settings] == [("budget", 4000, 60)]
+    assert [(s.name, s.a, s.b) for s in files.settings] == [("budget", 8192, 60)]
     assert {(x.id, x.fate, y.fate) for x, y in context.trimmed} >= {
         (".AGENTS/overview.md", "truncated", "kept")
     }
