@@ -9,7 +9,7 @@ already hold ``N``), so it is an import of ``P``, and of ``P.N`` too when that i
 The layers, lowest first. A module may import its own layer and the layers below, never one
 above (the first matching prefix decides a module's layer):
 
- 0. ``harness._version``, ``harness.errors``: what everything may use.
+ 0. ``harness._version``, ``harness.errors``, ``harness.closing``: what everything may use.
  1. ``harness.encodings``, ``harness.tokenizer``: pure text and token arithmetic.
  2. ``harness.runtime``, ``harness.hooks``, ``harness.prompt_assembler``, ``harness.agents``:
     the supervision runtime, tool-use hooks, the pure assembler, the roster.
@@ -39,7 +39,7 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[1] / "harness"
 
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("harness._version", "harness.errors"),
+    ("harness._version", "harness.errors", "harness.closing"),
     ("harness.encodings", "harness.tokenizer"),
     ("harness.runtime", "harness.hooks", "harness.prompt_assembler", "harness.agents"),
     ("harness.stores", "harness.context_requests"),

@@ -22,11 +22,12 @@ import os
 from collections.abc import Awaitable, Callable, Generator, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Protocol, Self, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import anyio
 import anyio.to_thread
 
+from harness.closing import AsyncClosing
 from harness.errors import ArgumentError
 from harness.manifests.codec import Batch, Row, Written, encode, expand, inflate, part_addresses
 from harness.manifests.codec import summary as row_summary
@@ -90,7 +91,7 @@ class _Opening:
             await self._store.aclose()
 
 
-class ManifestStore:
+class ManifestStore(AsyncClosing):
     """Recorded builds: ``record``, ``get``, ``list``, ``replay``, ``diff`` (module notes)."""
 
     def __init__(self, backend: Backend) -> None:
@@ -141,17 +142,6 @@ class ManifestStore:
 
     def __repr__(self) -> str:
         return f"<ManifestStore {self._where}{' closed' if self.closed else ''}>"
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
 
     async def aclose(self) -> None:
         """Close the store (after any operation in flight); idempotent."""

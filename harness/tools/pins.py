@@ -20,11 +20,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
-from types import TracebackType
-from typing import Protocol, Self
+from typing import Protocol
 
 import anyio
 
+from harness.closing import AsyncClosing
 from harness.errors import ArgumentError
 from harness.stores import register_store, store_factory, url_scheme
 from harness.tools.catalog import Catalog
@@ -64,7 +64,7 @@ async def open_backend(target: str | os.PathLike[str]) -> PinBackend:
     return await SqlitePins.open(text)
 
 
-class PinStore:
+class PinStore(AsyncClosing):
     """The pins of every server, opened with ``await PinStore.open(path_or_url)``; close with
     ``aclose()`` or use it as an async context manager."""
 
@@ -121,17 +121,6 @@ class PinStore:
         if not self._closed:
             self._closed = True
             await self._backend.close()
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
 
     def _require_open(self) -> None:
         if self._closed:
