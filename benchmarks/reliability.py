@@ -1,4 +1,5 @@
-"""Reliability and security figures: the tests/reliability scenarios at larger scale.
+"""Reliability and security figures: the tests' reliability scenarios (tests/scenarios.py) at
+larger scale.
 
     python benchmarks/reliability.py            # full run (a few minutes on 2 cores)
     python benchmarks/reliability.py --quick    # small, fast run
@@ -27,8 +28,8 @@ if str(ROOT) not in sys.path:
 import anyio  # noqa: E402
 
 from harness import ApproximateTokenizer, assemble  # noqa: E402
-from tests.reliability.forgery import check_structure, exact_tokenizer, random_assembly  # noqa: E402
-from tests.reliability.scenarios import (  # noqa: E402
+from tests.prompt_assembler.forgery import check_structure, exact_tokenizer, random_assembly  # noqa: E402
+from tests.scenarios import (  # noqa: E402
     ChaosParams,
     Figures,
     Resources,
@@ -37,7 +38,7 @@ from tests.reliability.scenarios import (  # noqa: E402
     run_hook_chains,
     run_lifecycle,
 )
-from tests.reliability.trees import RandomChooser, check_discovery, gen_tree  # noqa: E402
+from tests.trees import RandomChooser, check_discovery, gen_tree  # noqa: E402
 
 
 def scratch() -> Path:

@@ -20,7 +20,8 @@ This module re-exports the public API and nothing else; each part's own API is i
 # are lazy (PEP 562): ``harness.Hooks`` imports ``harness.hooks`` on first use, so a command
 # that never touches hooks (``python -m harness debug``) does not pay for importing it. Type
 # checkers read ``__init__.pyi`` instead of this file; it is generated from ``_EXPORTS``
-# (``python tests/main/test_public_api.py --write``) and a test fails when the two disagree.
+# (``python tests/harness_facade/test_public_api.py --write``) and a test fails when the two
+# disagree.
 
 import importlib as _importlib
 

@@ -304,7 +304,7 @@ def compare_load(rng: random.Random, root: Path, cases: int) -> tuple[int, list[
     """(instruction files expected, divergences) between ``discover`` (what
     ``InstructionFiles.load`` loads) and git's view, on one random batch."""
     from harness.instruction_files import InstructionFilesSettings, discover
-    from tests.reliability.trees import display
+    from tests.trees import display
 
     batch = make_batch(rng, root, cases)
     add_overrides(rng, batch.root)

@@ -17,7 +17,7 @@ import pytest
 
 from harness.instruction_files import InstructionFilesSettings, discover
 from tests.filesystem import reuses_inodes_at_once
-from tests.reliability.scenarios import ChaosParams, run_chaos
+from tests.scenarios import ChaosParams, run_chaos
 
 
 async def test_instruction_files_survive_hundreds_of_cache_kills(tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from harness.instruction_files import TargetOutsideWorkspace, discover
 from harness.workspace import display_path
-from tests.reliability.trees import (
+from tests.trees import (
     PATH_MAX,
     SETTINGS,
     RandomChooser,

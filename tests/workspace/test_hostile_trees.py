@@ -24,7 +24,7 @@ from harness.harness import Harness
 from harness.instruction_files import InstructionFiles, InstructionFilesSettings, discover
 from harness.project_context import load_project_context
 from tests.filesystem import run_python_in_child
-from tests.reliability.trees import (
+from tests.trees import (
     NAME_POOL,
     PATH_MAX,
     RandomChooser,

@@ -2,7 +2,7 @@
 
 ``harness._EXPORTS`` is that list; ``harness/__init__.pyi`` (what type checkers read) is
 generated from it. After adding a name, regenerate the stub:
-``python tests/main/test_public_api.py --write``.
+``python tests/harness_facade/test_public_api.py --write``.
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ def render_stub() -> str:
 
 def test_the_stub_is_generated_from_the_one_list() -> None:
     assert STUB.read_text(encoding="utf-8") == render_stub(), (
-        "harness/__init__.pyi is stale: run python tests/main/test_public_api.py --write"
+        "harness/__init__.pyi is stale: run python tests/harness_facade/test_public_api.py --write"
     )
 
 

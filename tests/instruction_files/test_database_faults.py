@@ -23,7 +23,7 @@ from harness.instruction_files import (
     InstructionStoreError,
     create_schema,
 )
-from tests.reliability.scenarios import (
+from tests.scenarios import (
     DB_EXPECT,
     DB_FAULTS,
     check_db_outcome,

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from harness import Halt, Hooks, HookTimeoutError
-from tests.reliability.scenarios import (
+from tests.scenarios import (
     BEHAVIOURS,
     MATCHERS,
     Step,

@@ -12,7 +12,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from tests.reliability.scenarios import (
+from tests.scenarios import (
     LIFECYCLE_KINDS,
     Figures,
     Resources,

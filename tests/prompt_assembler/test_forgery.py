@@ -22,7 +22,7 @@ from harness.config import HarnessConfig
 from harness.harness import Harness
 from harness.instruction_files import create_schema
 from harness.prompt_assembler import restore_unit_text
-from tests.reliability.forgery import (
+from tests.prompt_assembler.forgery import (
     BLOCK,
     CLOSING,
     FRAGMENTS,
@@ -31,7 +31,7 @@ from tests.reliability.forgery import (
     check_structure,
     exact_tokenizer,
 )
-from tests.reliability.trees import display, remove_tree
+from tests.trees import display, remove_tree
 
 forged_text = st.lists(
     st.one_of(st.sampled_from(FRAGMENTS), st.text(max_size=6)), min_size=0, max_size=10

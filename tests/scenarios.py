@@ -1,4 +1,5 @@
-"""Reliability scenarios shared by ``tests/reliability`` and ``benchmarks/reliability.py``.
+"""Reliability scenarios shared by the reliability tests (``tests/instruction_files/test_chaos.py``,
+``tests/hooks/test_hooks_random.py``, ...) and ``benchmarks/reliability.py``.
 
 Each scenario attacks the whole library (real files, real symlinks, real SQLite databases, the
 real supervision tree) and returns ``Figures``: operations attempted, faults injected, wrong

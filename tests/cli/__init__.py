@@ -1,5 +1,6 @@
-"""The command line as users run it, shared by test directories (import as ``tests.cli``):
-``python -m harness`` in a subprocess, from the repository root unless told otherwise."""
+"""The command line as users run it, shared by test directories (import as ``tests.cli``; the
+CLI's own tests live beside it): ``python -m harness`` in a subprocess, from the repository
+root unless told otherwise."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 ACME = ROOT / "examples" / "acme"
 ACME_DB = ROOT / "examples" / "acme.db"
 

@@ -1,7 +1,7 @@
 """Every error harness raises on purpose is a ``HarnessError`` and also the builtin it
 naturally is (the CLI needs only that one class for exit status 2), and the tree in
 ``harness/errors.py``'s docstring is the real one. After adding or moving an error,
-regenerate that tree: ``python tests/main/test_errors.py --write``.
+regenerate that tree: ``python tests/errors/test_errors.py --write``.
 """
 
 from __future__ import annotations
@@ -148,7 +148,8 @@ def _written_tree(source: str) -> str:
 def test_the_docstring_tree_is_the_real_exception_tree() -> None:
     written = _written_tree(ERRORS.read_text(encoding="utf-8"))
     assert written == render_tree(), (
-        "harness/errors.py's exception tree is stale: run python tests/main/test_errors.py --write"
+        "harness/errors.py's exception tree is stale: "
+        "run python tests/errors/test_errors.py --write"
     )
     assert len(written.splitlines()) >= 40  # every public error, not a sample
 
