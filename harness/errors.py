@@ -13,6 +13,19 @@ raised it; each concrete error also derives from the builtin it naturally is, so
 
 An exception that does not derive from ``HarnessError`` escaping harness is a bug.
 
+How errors are named. An error for something looked up and missing has one of two shapes,
+and the shape tells which builtin it also is:
+
+- ``Unknown<Thing>`` (``UnknownAgent``, ``UnknownChild``, ``UnknownSkill``) and
+  ``ManifestNotFound`` are each a ``KeyError``: a name or id absent from a table harness holds
+  (the roster, a supervisor's children, the skill catalog, the manifest store). Their message
+  lists what is known or says where the ids come from.
+- ``WorkspaceNotFoundError`` is a ``FileNotFoundError``: a path on disk that does not exist
+  (the builtin's own ``...Error`` spelling is kept, as ``FileNotFoundError`` has it).
+
+These names are public and kept for compatibility; a new "missing" error takes the
+``Unknown<Thing>`` form for an id or name and ``<Thing>NotFoundError`` for a path.
+
 The whole tree (each error, the builtins it also is, where to import it from)::
 
     HarnessError (Exception)                     harness
@@ -72,6 +85,9 @@ The whole tree (each error, the builtins it also is, where to import it from)::
 
 from __future__ import annotations
 
+import warnings
+from enum import Enum
+
 __all__ = [
     "ArgumentError",
     "ArgumentTypeError",
@@ -79,6 +95,7 @@ __all__ = [
     "HarnessError",
     "StateError",
     "describe",
+    "describe_reason",
     "single_cause",
 ]
 
@@ -111,15 +128,30 @@ def single_cause(exc: BaseException) -> BaseException:
     return exc
 
 
-def describe(reason: object) -> str:
+def describe_reason(reason: object) -> str:
     """Render an error (or any exit reason) for a message or a log line: ``Type(text)``.
 
-    The one renderer shared by the runtime (exit reasons) and the hooks (a halt's reason)::
+    The one renderer shared by the runtime (exit reasons, an enum member as its value) and
+    the hooks (a halt's reason)::
 
-        >>> describe(RuntimeError("boom")), describe(ValueError()), describe("normal")
-        ('RuntimeError(boom)', 'ValueError', 'normal')
+        >>> describe_reason(RuntimeError("boom")), describe_reason(ValueError())
+        ('RuntimeError(boom)', 'ValueError')
+        >>> describe_reason("normal")
+        'normal'
     """
     if isinstance(reason, BaseException):
         text = str(reason)
         return f"{type(reason).__name__}({text})" if text else type(reason).__name__
+    if isinstance(reason, Enum):
+        return str(reason.value)
     return str(reason)
+
+
+def describe(reason: object) -> str:
+    """Deprecated alias of :func:`describe_reason` (one name per idea); removed next release."""
+    warnings.warn(
+        "harness.errors.describe is deprecated: call harness.errors.describe_reason",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    return describe_reason(reason)

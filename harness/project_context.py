@@ -54,11 +54,11 @@ from harness.workspace import (
     SymlinkRefusal,
     WalkCancelled,
     decode,
-    describe,
     display_path,
     printable,
     read_file,
     reason,
+    refusal_message,
 )
 from harness.workspace.deny import DEFAULT_DENY_READ, DenyRules, deny_warning
 from harness.workspace.import_door import ImportDoor, expand_file, revision
@@ -235,7 +235,7 @@ def _read(
         if stat.S_ISLNK(os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode):
             followed = rules.open_target(rel)
             if isinstance(followed, SymlinkRefusal):
-                warnings.append(f"{relative}: {describe(followed)}; skipped")
+                warnings.append(f"{relative}: {refusal_message(followed)}; skipped")
                 return None
             if followed.fd is None:
                 warnings.append(f"{relative}: is not a regular file; skipped")

@@ -41,7 +41,7 @@ from typing import Any, Final
 import anyio
 import anyio.abc
 
-from harness.errors import HarnessError, describe
+from harness.errors import HarnessError, describe_reason
 from harness.hooks.claude_code import EVENT_NAMES, stdin_json, verdict
 from harness.hooks.errors import CommandHookError, HookSettingsError
 from harness.hooks.leftovers import kill_leftovers
@@ -122,7 +122,7 @@ class CommandHook:
                     start_new_session=True,
                 )
         except OSError as exc:
-            raise self._error(f"could not start: {describe(exc)}") from exc
+            raise self._error(f"could not start: {describe_reason(exc)}") from exc
         return process
 
     async def _supervise(

@@ -32,7 +32,7 @@ from typing import Any, Final, TypeAlias
 
 import anyio
 
-from harness.errors import describe
+from harness.errors import describe_reason
 from harness.hooks.cancellation import (
     CancelState,
     cancel_state,
@@ -361,7 +361,7 @@ async def _run_chain(
                     ran.append(handler_name)  # the halting handler is in `ran`, as for any halt
                     reason = (
                         "could not read tool_name from the payload to match handler "
-                        f"{handler_name!r}: {describe(exc)}"
+                        f"{handler_name!r}: {describe_reason(exc)}"
                     )
                     return _outcome(True, reason, handler_name, payload, tuple(ran), exc)
                 name_of = payload

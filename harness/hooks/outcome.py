@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
 
-from harness.errors import describe
+from harness.errors import describe_reason
 from harness.hooks.errors import (
     CommandHookError,
     HookResultError,
@@ -110,7 +110,7 @@ def failed(name: str, exc: BaseException, payload: Any, ran: list[str]) -> HookO
     if isinstance(exc, _SELF_DESCRIBING):
         reason = str(exc)
     else:
-        reason = f"handler {name!r} raised {describe(exc)}"
+        reason = f"handler {name!r} raised {describe_reason(exc)}"
     return outcome(True, reason, name, payload, tuple(ran), exc)
 
 

@@ -196,7 +196,7 @@ def _build(manifest: Mapping[str, Any], texts: Mapping[str, bytes], side: str) -
 
 
 def _ref(unit: UnitRef) -> str:
-    return f"<code>{_e(unit.id)}</code> ({_e(unit.describe())})"
+    return f"<code>{_e(unit.id)}</code> ({_e(unit.fate_text())})"
 
 
 def _layer_diff(layer: LayerDiff) -> str:
@@ -209,7 +209,7 @@ def _layer_diff(layer: LayerDiff) -> str:
     ]
     items += [
         f'<li class="trimmed">! <code>{_e(a.id)}</code> trimmed differently: '
-        f"{_e(a.describe())} in A, {_e(b.describe())} in B</li>"
+        f"{_e(a.fate_text())} in A, {_e(b.fate_text())} in B</li>"
         for a, b in layer.trimmed
     ]
     items += [

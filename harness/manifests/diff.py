@@ -13,6 +13,7 @@ Pure: two manifests (as ``ManifestStore.get`` returns them) in, a ``ManifestDiff
 from __future__ import annotations
 
 import re
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -39,8 +40,18 @@ class UnitRef:
     fate: str  # "kept", "truncated" or "dropped"
     reason: str | None = None  # why it was dropped, as recorded
 
-    def describe(self) -> str:
+    def fate_text(self) -> str:
+        """The unit's fate in words: ``kept``, ``truncated``, or ``dropped (reason)``."""
         return f"dropped ({self.reason})" if self.fate == "dropped" and self.reason else self.fate
+
+    def describe(self) -> str:
+        """Deprecated alias of :meth:`fate_text` (one name per idea); removed next release."""
+        warnings.warn(
+            "UnitRef.describe is deprecated: call UnitRef.fate_text",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return self.fate_text()
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -235,16 +246,16 @@ def _render(diff: ManifestDiff) -> str:
     for layer in diff.layers:
         lines.append(f"{layer.name:<18} {_counts(layer)}")
         for unit in layer.added:
-            lines.append(f"  + {display_value(unit.id):<40} added in B ({unit.describe()})")
+            lines.append(f"  + {display_value(unit.id):<40} added in B ({unit.fate_text()})")
         for unit in layer.removed:
-            lines.append(f"  - {display_value(unit.id):<40} removed in B (was {unit.describe()})")
+            lines.append(f"  - {display_value(unit.id):<40} removed in B (was {unit.fate_text()})")
         for old, new in layer.changed:
             shas = f"{old.sha256[:12]} -> {new.sha256[:12]}"
             lines.append(f"  ~ {display_value(old.id):<40} changed: sha256 {shas}")
         for old, new in layer.trimmed:
             lines.append(
-                f"  ! {display_value(old.id):<40} trimmed differently: {old.describe()} in A, "
-                f"{new.describe()} in B"
+                f"  ! {display_value(old.id):<40} trimmed differently: {old.fate_text()} in A, "
+                f"{new.fate_text()} in B"
             )
         for change in layer.settings:
             lines.append(

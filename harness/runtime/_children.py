@@ -27,7 +27,7 @@ from typing import Any
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from harness.errors import single_cause
+from harness.errors import describe_reason, single_cause
 from harness.runtime._incarnation import (
     FATAL,
     LINEAGE,
@@ -43,7 +43,7 @@ from harness.runtime._incarnation import (
     will_restart,
 )
 from harness.runtime.child import ChildSpec, Status
-from harness.runtime.errors import UnknownChild, describe
+from harness.runtime.errors import UnknownChild
 
 __all__ = ["ChildTable"]
 
@@ -150,7 +150,9 @@ class ChildTable:
     def log_ended(self, spec: ChildSpec, run: Run) -> None:
         reason = run.reason
         if isinstance(reason, BaseException):
-            self.log(logging.ERROR, "child_terminated", spec.id, f"reason={describe(reason)}")
+            self.log(
+                logging.ERROR, "child_terminated", spec.id, f"reason={describe_reason(reason)}"
+            )
         else:
             self.log(logging.DEBUG, "child_terminated", spec.id, f"reason={reason.value}")
 
@@ -228,7 +230,7 @@ class ChildTable:
             cause = RuntimeError(
                 f"child {spec.id!r}: start returned before calling task_status.started()"
             )
-        self.log(logging.ERROR, "start_error", spec.id, f"reason={describe(cause)}")
+        self.log(logging.ERROR, "start_error", spec.id, f"reason={describe_reason(cause)}")
         return cause
 
     # ------------------------------------------------------------------ stopping
@@ -261,7 +263,7 @@ class ChildTable:
                     logging.ERROR,
                     "shutdown_error",
                     spec.id,
-                    f"reason={describe(run.reason)} raised while shutting down",
+                    f"reason={describe_reason(run.reason)} raised while shutting down",
                 )
             else:
                 self.log(logging.DEBUG, "child_terminated", spec.id, "reason=shutdown")

@@ -30,7 +30,6 @@ from anyio.abc import TaskStatus
 
 from harness.errors import StateError
 from harness.runtime.child import ChildSpec, Status
-from harness.runtime.errors import describe
 
 __all__ = [
     "FATAL",
@@ -42,7 +41,6 @@ __all__ = [
     "ReadySignal",
     "Reason",
     "Run",
-    "describe_reason",
     "own_runs",
     "public_reason",
     "retrieved",
@@ -65,11 +63,6 @@ Reason: TypeAlias = BaseException | Exit
 def public_reason(reason: Reason) -> object:
     """The reason as users see it: the exception, or the string ``"normal"``/``"shutdown"``."""
     return reason.value if isinstance(reason, Exit) else reason
-
-
-def describe_reason(reason: Reason) -> str:
-    """Render an exit reason the way logs and messages show it."""
-    return describe(public_reason(reason))
 
 
 def will_restart(spec: ChildSpec, reason: Reason) -> bool:

@@ -18,6 +18,7 @@ import logging
 
 import anyio
 
+from harness.errors import describe_reason
 from harness.runtime._children import ChildTable
 from harness.runtime._incarnation import (
     FATAL,
@@ -25,7 +26,6 @@ from harness.runtime._incarnation import (
     Exit,
     Reason,
     Run,
-    describe_reason,
     public_reason,
     will_restart,
 )

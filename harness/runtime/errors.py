@@ -19,8 +19,7 @@ react to a class rather than parse a message; all are ``harness.HarnessError`` s
 
 from __future__ import annotations
 
-from harness.errors import HarnessError
-from harness.errors import describe as describe  # the one renderer, shared with the hooks
+from harness.errors import HarnessError, describe_reason
 
 __all__ = [
     "ActorError",
@@ -74,7 +73,7 @@ class MaxRestartsExceeded(SupervisorError):
                 "it running; raise max_restarts / lower max_seconds if such bursts are expected."
             )
         else:
-            last = f"child {child_id!r} exited with {describe(reason)}"
+            last = f"child {child_id!r} exited with {describe_reason(reason)}"
             advice = (
                 "Fix the crashing child, or raise max_restarts / lower max_seconds if such "
                 "bursts are expected."
@@ -106,7 +105,7 @@ class FailedToStartChild(SupervisorError):
         self.id = id
         self.cause = cause
         super().__init__(
-            f"child {id!r} failed to start: {describe(cause)}. Its start function must call "
+            f"child {id!r} failed to start: {describe_reason(cause)}. Its start function must call "
             "task_status.started() once ready; see the cause for why it did not."
         )
 
@@ -196,7 +195,7 @@ class ActorExited(ActorError):
     def __init__(self, reason: object, what: str = "actor") -> None:
         self.reason = reason
         super().__init__(
-            f"the {what} exited before replying (reason: {describe(reason)}); if it is "
+            f"the {what} exited before replying (reason: {describe_reason(reason)}); if it is "
             "supervised it may be restarted, so the call can be retried"
         )
 

@@ -39,11 +39,11 @@ from harness.workspace import (
     SymlinkPolicy,
     SymlinkRefusal,
     WalkCancelled,
-    describe,
     kind_of,
     load_gitignore,
     read_file,
     reason,
+    refusal_message,
 )
 from harness.workspace.ignore import IgnoreChain, IgnoreFile, workspace_rules
 
@@ -307,7 +307,7 @@ class SkillScan:
             if entry.is_symlink():
                 opened = self.policy.open_target(rel)
                 if isinstance(opened, SymlinkRefusal):
-                    self.warn(rel, f"skipped: {describe(opened)}")
+                    self.warn(rel, f"skipped: {refusal_message(opened)}")
                     return None
                 if opened.fd is None:
                     self.warn(rel, f"skipped: a symlink to {kind_of(opened.mode)}")

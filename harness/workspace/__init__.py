@@ -25,7 +25,7 @@ The parts, one concept each:
   before reading, at most one byte past the cap), ``decode`` (UTF-8, BOM and invalid bytes
   noted) and ``kind_of``.
 - ``symlinks``: ``SymlinkPolicy``, the rule for following a file symlink, resolved through
-  descriptors so no race can lead it outside; ``describe`` words a refusal for every layer.
+  descriptors so no race can lead it outside; ``refusal_message`` words a refusal for every layer.
 - ``gitignore``: loading ``.gitignore`` files as git reads them (the matcher is separate).
 - ``identity``: when two reads are "the same file" (``Pins``).
 - ``walk``: ``DirectoryWalk``, the directory walk through descriptors (a ``Visitor`` says
@@ -63,7 +63,13 @@ from harness.workspace.reading import (
     read_file,
     reason,
 )
-from harness.workspace.symlinks import SymlinkPolicy, SymlinkRefusal, SymlinkTarget, describe
+from harness.workspace.symlinks import (
+    SymlinkPolicy,
+    SymlinkRefusal,
+    SymlinkTarget,
+    describe,
+    refusal_message,
+)
 from harness.workspace.vendored import DEFAULT_VENDORED
 from harness.workspace.walk import (
     DirectoryWalk,
@@ -109,6 +115,7 @@ __all__ = [
     "read_file",
     "read_gitignore",
     "reason",
+    "refusal_message",
     "resolve_workspace",
     "too_long",
     "visible",

@@ -34,7 +34,7 @@ import threading
 from harness.workspace.display import display_path
 from harness.workspace.imports import Imported, ImportRefused, expand
 from harness.workspace.reading import decode, kind_of, read_file, reason
-from harness.workspace.symlinks import SymlinkPolicy, SymlinkRefusal, describe
+from harness.workspace.symlinks import SymlinkPolicy, SymlinkRefusal, refusal_message
 from harness.workspace.walk import WalkCancelled
 
 __all__ = ["ImportDoor", "expand_file", "revision"]
@@ -44,7 +44,7 @@ def _refused(rel: str, refusal: SymlinkRefusal) -> str:
     """Why the import of ``rel`` is refused, in the words of the plain path when no symlink
     led there (else as for an instruction-file symlink)."""
     if refusal.target != rel or refusal.kind in ("outside", "workspace", "denied"):
-        return describe(refusal)
+        return refusal_message(refusal)
     part = display_path(refusal.part)
     if refusal.kind == "pruned":
         return f"it is under {part}/, which is never read"

@@ -23,7 +23,7 @@ do not ignore it (nor ``.git/info/exclude``, below them all; a target tracked in
 never ignored: ``harness.workspace.ignore``). A ``.gitignore`` that is a symlink or a special
 file is not applied (as in git and the walk); one that exists but cannot be read or is over
 the cap refuses the target (fail closed: it might have ignored it), and so does an exclude
-file that cannot be applied. ``describe`` words a refusal, the same for every
+file that cannot be applied. ``refusal_message`` words a refusal, the same for every
 layer.
 
 Race-free: ``open_target`` resolves the link one component at a time from the workspace
@@ -43,6 +43,7 @@ import os
 import posixpath
 import stat
 import threading
+import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
@@ -57,14 +58,14 @@ from harness.workspace.reading import DIR_FLAGS, OPEN_FLAGS, reason
 if TYPE_CHECKING:
     from types import TracebackType
 
-__all__ = ["SymlinkPolicy", "SymlinkRefusal", "SymlinkTarget", "describe"]
+__all__ = ["SymlinkPolicy", "SymlinkRefusal", "SymlinkTarget", "describe", "refusal_message"]
 
 _MAX_HOPS = 40  # as the kernel's MAXSYMLINKS
 
 
 @dataclass(frozen=True, slots=True)
 class SymlinkRefusal:
-    """Why a symlink's resolved target must not be read (``describe`` words it).
+    """Why a symlink's resolved target must not be read (``refusal_message`` words it).
 
     ``kind``: ``"outside"`` (not inside the workspace), ``"workspace"`` (the workspace
     directory itself), ``"pruned"`` (``part`` is the ``.git`` or vendored name on its path),
@@ -82,7 +83,7 @@ class SymlinkRefusal:
     reason: str = ""
 
 
-def describe(refusal: SymlinkRefusal) -> str:
+def refusal_message(refusal: SymlinkRefusal) -> str:
     """Why a symlink is not followed, in the words every layer's warning uses."""
     if refusal.kind == "outside":
         return "a symlink whose real path lies outside the workspace"
@@ -105,6 +106,16 @@ def describe(refusal: SymlinkRefusal) -> str:
         f"a symlink to {target}, and {part} {refusal.reason}, so whether it ignores the "
         "target cannot be checked"
     )
+
+
+def describe(refusal: SymlinkRefusal) -> str:
+    """Deprecated alias of :func:`refusal_message` (one name per idea); removed next release."""
+    warnings.warn(
+        "harness.workspace.describe is deprecated: call harness.workspace.refusal_message",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    return refusal_message(refusal)
 
 
 @dataclass(slots=True)

@@ -52,12 +52,12 @@ from harness.workspace import (
     SymlinkPolicy,
     SymlinkRefusal,
     decode,
-    describe,
     display_path,
     kind_of,
     name_length,
     read_file,
     reason,
+    refusal_message,
     too_long,
 )
 from harness.workspace.gitignore import GITIGNORE
@@ -275,7 +275,7 @@ class Directory:
             self.warn(name, f"skipped: it cannot be examined ({reason(exc)})")
             return None
         if isinstance(target, SymlinkRefusal):
-            self.warn(name, f"skipped: {describe(target)}")
+            self.warn(name, f"skipped: {refusal_message(target)}")
             return None
         if target.fd is None:
             self.warn(name, f"skipped: a symlink to {kind_of(target.mode)}, not a regular file")

@@ -20,6 +20,7 @@ import anyio
 import asyncpg  # type: ignore[import-untyped]  # no stubs or py.typed (asyncpg 0.32)
 from anyio.abc import TaskStatus
 
+from harness.errors import describe_reason
 from harness.instruction_files.stores.base import StoreEvents
 from harness.instruction_files.stores.postgres.schema import CHANNEL
 from harness.runtime import ChildSpec
@@ -123,7 +124,7 @@ class Listener:
             )
         except Exception as exc:
             level = logging.WARNING if failures == 0 else logging.DEBUG
-            self._log(level, "listener_connect_failed", f"reason={_describe(exc)!r}")
+            self._log(level, "listener_connect_failed", f"reason={describe_reason(exc)!r}")
             return None
         return connection
 
@@ -140,14 +141,14 @@ class Listener:
                 self._notice(payload)
             except Exception as exc:  # a bug in the cache's callbacks: restart this child
                 self._failure = exc
-                self._disconnected(f"events callback failed: {_describe(exc)}", connection)
+                self._disconnected(f"events callback failed: {describe_reason(exc)}", connection)
                 lost.set()
 
         connection.add_termination_listener(on_terminated)
         try:
             await connection.add_listener(CHANNEL, on_notice)
         except Exception as exc:
-            return f"LISTEN failed: {_describe(exc)}"
+            return f"LISTEN failed: {describe_reason(exc)}"
         self._state.backend_pid = connection.get_server_pid()
         self._listening = connection
         self._state.generation += 1
@@ -162,7 +163,7 @@ class Listener:
                 with anyio.fail_after(self._heartbeat / 2):
                     await connection.fetchval("SELECT 1")
             except Exception as exc:
-                return f"heartbeat failed: {_describe(exc)}"
+                return f"heartbeat failed: {describe_reason(exc)}"
 
     def _notice(self, payload: str) -> None:
         try:
@@ -218,10 +219,6 @@ def _backoff(failures: int) -> float:
         return 0.0
     delay: float = min(_BACKOFF_CAP, _BACKOFF_FIRST * 2.0 ** min(failures - 1, 16))
     return delay * random.uniform(0.5, 1.0)
-
-
-def _describe(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
 
 
 async def _close(connection: asyncpg.Connection) -> None:
