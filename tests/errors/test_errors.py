@@ -179,6 +179,26 @@ def write_tree() -> None:
     )
 
 
+def test_one_renderer_for_reasons_and_the_old_names_warn() -> None:
+    from enum import Enum
+
+    from harness.errors import describe, describe_reason
+    from harness.workspace import SymlinkRefusal, refusal_message
+    from harness.workspace import describe as describe_refusal
+
+    class Exit(Enum):
+        NORMAL = "normal"
+
+    assert describe_reason(RuntimeError("boom")) == "RuntimeError(boom)"
+    assert describe_reason(ValueError()) == "ValueError"
+    assert describe_reason(Exit.NORMAL) == "normal"
+    refusal = SymlinkRefusal("outside")
+    with pytest.warns(DeprecationWarning, match="describe_reason"):
+        assert describe(KeyError("x")) == describe_reason(KeyError("x"))
+    with pytest.warns(DeprecationWarning, match="refusal_message"):
+        assert describe_refusal(refusal) == refusal_message(refusal)
+
+
 if __name__ == "__main__" and sys.argv[1:] == ["--write"]:
     write_tree()
     print(f"wrote the exception tree in {ERRORS}")
