@@ -55,6 +55,7 @@ __all__ = [
     "ConfigError",
     "Envelope",
     "HarnessConfig",
+    "HooksSettings",
     "LayerBudgets",
     "LayerStrategies",
     "ProjectContextSettings",
@@ -166,6 +167,30 @@ class SupervisorSettings(_Frozen):
     max_seconds: float = Field(default=10.0, gt=0, allow_inf_nan=False, strict=True)
 
 
+class HooksSettings(_Frozen):
+    """How command hooks are run: ``env_allowlist`` is the environment they get.
+
+    ``None`` (the default) passes the engine's whole environment on, secrets included, as
+    Claude Code does; a list passes only those variables (when set) plus
+    ``CLAUDE_PROJECT_DIR``. Pass it on when loading hook settings::
+
+        settings = load_hook_settings(path, cwd=ws, env_allowlist=config.hooks.env_allowlist)
+    """
+
+    env_allowlist: tuple[str, ...] | None = None
+
+    @field_validator("env_allowlist")
+    @classmethod
+    def _names(cls, names: tuple[str, ...] | None) -> tuple[str, ...] | None:
+        for name in names or ():
+            if not name or "=" in name or "\0" in name:
+                raise ValueError(
+                    f"{name!r} is not an environment variable name: give names such as "
+                    '"PATH" or "HOME", without "=" or NUL'
+                )
+        return names
+
+
 class HarnessConfig(_Frozen):
     """Everything that shapes a prompt, validated and immutable.
 
@@ -187,6 +212,8 @@ class HarnessConfig(_Frozen):
     instruction_files: InstructionFilesSettings = Field(default_factory=InstructionFilesSettings)
     project_context: ProjectContextSettings = ProjectContextSettings()
     supervisor: SupervisorSettings = SupervisorSettings()
+    hooks: HooksSettings = HooksSettings()
+    """Command hooks' settings; TOML ``[hooks] env_allowlist = [...]``."""
     project_root_markers: tuple[str, ...] = DEFAULT_MARKERS
     formats: tuple[str, ...] = Field(default=("agents",), min_length=1)
     copilot_agent: str = Field(default="coding-agent", min_length=1)

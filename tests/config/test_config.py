@@ -227,3 +227,11 @@ def test_relative_paths_survive_a_change_of_directory(
     assert harness.database == tmp_path / "db.sqlite"
     assert Harness(config).roster.identity("helper") == "You are the helper."
     assert harness.tokenizer().count("hello world") == 2
+
+
+@pytest.mark.parametrize("names", ['[""]', '["A=B"]', '"PATH"', "[1]"])
+def test_a_bad_hooks_env_allowlist_names_the_key(tmp_path: Path, names: str) -> None:
+    toml = tmp_path / "harness.toml"
+    toml.write_text(f"[hooks]\nenv_allowlist = {names}\n")
+    with pytest.raises(ConfigError, match="env_allowlist"):
+        load_config(toml)

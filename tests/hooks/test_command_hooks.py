@@ -421,3 +421,28 @@ async def test_by_default_a_hook_inherits_the_whole_environment(
     assert not outcome.halted, outcome.reason
     seen = json.loads((tmp_path / "env.json").read_text())
     assert seen["HARNESS_TEST_SECRET"] == "s3cret" and seen["CLAUDE_PROJECT_DIR"] == str(tmp_path)
+
+
+async def test_the_config_allowlist_reaches_a_real_hook(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from harness import load_config
+
+    monkeypatch.setenv("HARNESS_TEST_SECRET", "s3cret")
+    monkeypatch.setenv("HARNESS_TEST_ALLOWED", "fine")
+    toml = tmp_path / "harness.toml"
+    toml.write_text('[hooks]\nenv_allowlist = ["PATH", "HARNESS_TEST_ALLOWED"]\n')
+    config = load_config(toml)
+    assert config.hooks.env_allowlist == ("PATH", "HARNESS_TEST_ALLOWED")
+    settings_file = tmp_path / "settings.json"
+    group = {"hooks": [{"type": "command", "command": env_hook(tmp_path)}]}
+    settings_file.write_text(json.dumps({"hooks": {"PreToolUse": [group]}}))
+    loaded = load_hook_settings(
+        settings_file, cwd=tmp_path, env_allowlist=config.hooks.env_allowlist
+    )
+    with anyio.fail_after(20):
+        outcome = await loaded.hooks.run("pre_tool_use", BASH)
+    assert not outcome.halted, outcome.reason
+    seen = json.loads((tmp_path / "env.json").read_text())
+    assert "HARNESS_TEST_SECRET" not in seen and seen["HARNESS_TEST_ALLOWED"] == "fine"
+    assert load_config().hooks.env_allowlist is None  # the shipped default: inherit everything
