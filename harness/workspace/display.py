@@ -29,6 +29,9 @@ __all__ = ["display_path", "escape_control", "printable", "visible"]
 
 _CONTROL = re.compile(r"\r\n|[\x00-\x1f\x7f-\x9f]")
 _LINE_BREAKS = frozenset(("\r\n", "\n", "\t"))  # what ``visible`` keeps
+# Surrogates that are no undecodable byte (``surrogateescape`` makes only U+DC80-U+DCFF):
+# a lone one in a str from an API or a JSON ``\ud800`` escape, shown as ``\uXXXX``.
+_LONE_SURROGATE = re.compile("[\ud800-\udc7f\udd00-\udfff]")
 
 
 def escape_control(found: re.Match[str]) -> str:
@@ -60,13 +63,19 @@ def visible(text: str) -> tuple[str, int]:
 
 def display_path(rel: str) -> str:
     """A printable, unambiguous path, so every file gets its own: undecodable bytes of a name
-    are shown as ``\\xNN``; control characters escaped too; and a backslash is shown doubled
-    (a directory literally named ``\\xff`` must not read like the byte 0xFF)."""
+    are shown as ``\\xNN``, any other lone surrogate as ``\\uXXXX``; control characters
+    escaped too; and a backslash is shown doubled (a directory literally named ``\\xff`` must
+    not read like the byte 0xFF). Total: every ``str`` has a display that encodes as UTF-8."""
     if "\\" in rel:
         rel = rel.replace("\\", "\\\\")
     rel = printable(rel)
     try:
         rel.encode("utf-8")
     except UnicodeEncodeError:
+        rel = _LONE_SURROGATE.sub(_escape_surrogate, rel)
         return rel.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
     return rel
+
+
+def _escape_surrogate(found: re.Match[str]) -> str:
+    return f"\\u{ord(found.group()):04x}"
