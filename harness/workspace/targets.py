@@ -32,7 +32,8 @@ does. A component that cannot be examined (permission, a symlink loop) ends the 
 it is, with a warning.
 
 A target is at most ``PATH_MAX`` (4096) bytes, holds no NUL and can be encoded for the file
-system; otherwise ``ArgumentError`` says so before anything is looked up. ``resolve_scope``
+system; a load takes at most ``TARGETS_MAX`` (1024) targets. Otherwise ``ArgumentError``
+says so before anything is looked up. ``resolve_scope``
 (what a load awaits) resolves on the event loop only while that is a few system calls: past
 ``ON_LOOP`` path components in all (long targets, symlinks expanding to long paths) it starts
 again in a stoppable worker thread, so no target stalls the loop, cache hit or not.
@@ -47,6 +48,7 @@ from __future__ import annotations
 
 import errno
 import hashlib
+import itertools
 import os
 import posixpath
 import stat
@@ -63,6 +65,7 @@ from harness.workspace.walk import WalkCancelled
 __all__ = [
     "ON_LOOP",
     "ROOT",
+    "TARGETS_MAX",
     "TARGET_MAX",
     "Scope",
     "TargetOutsideWorkspace",
@@ -75,6 +78,9 @@ ROOT = "."
 """How the workspace root itself is written in ``targets`` and chains."""
 TARGET_MAX = 4096
 """The longest target accepted, in bytes: ``PATH_MAX``, what any one path may be."""
+TARGETS_MAX = 1024
+"""The most targets one load accepts: each is resolved and held in the cache key, so the
+count is bounded like each target's length (a run touching more loads without targets)."""
 ON_LOOP = 128
 """Path components ``resolve_scope`` examines on the event loop before moving to a thread."""
 _MAX_HOPS = 40  # as the kernel's MAXSYMLINKS
@@ -279,6 +285,7 @@ def scope_of(
     ``TargetOutsideWorkspace`` for the first target that resolves outside, ``ArgumentError``
     for one that cannot be a path; ``WalkCancelled`` soon after ``stop`` is set (from
     another thread). ``budget``: at most that many components, for ``resolve_scope``."""
+    targets = _counted(targets)
     steps = _Steps(budget, stop) if budget is not None or stop is not None else None
     pruned = frozenset((*prune, ".git"))
     recorded: dict[str, None] = {}
@@ -297,6 +304,19 @@ def scope_of(
     finally:
         os.close(root_fd)
     return _scope(tuple(recorded), chains, warnings)
+
+
+def _counted(
+    targets: Iterable[str | os.PathLike[str]],
+) -> tuple[str | os.PathLike[str], ...]:
+    """``targets`` as a tuple, refused past ``TARGETS_MAX`` (read no further than that)."""
+    counted = tuple(itertools.islice(targets, TARGETS_MAX + 1))
+    if len(counted) > TARGETS_MAX:
+        raise ArgumentError(
+            f"more than {TARGETS_MAX} targets given: pass at most {TARGETS_MAX} paths the run "
+            "will touch, or none to load the whole workspace's instructions"
+        )
+    return counted
 
 
 def _given(target: str | os.PathLike[str]) -> str:
@@ -338,7 +358,7 @@ async def resolve_scope(
     most ``ON_LOOP`` components (the common case: a few system calls, no thread hop), else
     again in a stoppable worker thread (a cancelled load neither waits for it nor leaves it
     running)."""
-    targets, prune = tuple(targets), tuple(prune)
+    targets, prune = _counted(targets), tuple(prune)
     try:
         return scope_of(root, targets, prune=prune, workspace=workspace, budget=ON_LOOP)
     except _OverBudget:
