@@ -295,7 +295,7 @@ async def _debug(args: argparse.Namespace, config: HarnessConfig, notes: list[st
     budgets = _budgets(args.budget)
     rules = _read_units(args.rules, "--rules") if args.rules else []
     state = _read_units(args.task_state, "--task-state") if args.task_state else []
-    harness = Harness(config, database=args.db, manifests=args.record)
+    harness = Harness(config, database=args.db, manifests=args.record, watch_store=False)
     harness.roster.identity(args.agent)
     try:
         harness.effective_budgets(budgets)  # the config file's envelope rule, per call too
@@ -375,7 +375,7 @@ def _format_sources(
 async def _sources(args: argparse.Namespace, config: HarnessConfig, notes: list[str]) -> int:
     from harness.harness import Harness
 
-    harness = Harness(config, database=args.db)
+    harness = Harness(config, database=args.db, watch_store=False)
     agent = args.agent
     if agent is not None:
         harness.roster.identity(agent)

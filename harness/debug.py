@@ -200,7 +200,8 @@ async def aprint(
     check_options(options, DebugOptions.__optional_keys__, "aprint")
     keys = BuildOptions.__optional_keys__
     build_options = cast(BuildOptions, {k: v for k, v in options.items() if k in keys})
-    async with Harness(options.get("config"), database=options.get("database")) as harness:
+    database = options.get("database")
+    async with Harness(options.get("config"), database=database, watch_store=False) as harness:
         build = await harness.build(workspace, agent=agent, **build_options)
     file = options.get("file")
     out = file if file is not None else sys.stdout

@@ -97,6 +97,11 @@ class Harness:
     the store's companions (``store.child_specs(...)``), the manifest recorder when
     ``manifests`` is given, then ``children``. A later part
     that needs a supervised task appends its spec in ``child_specs``; nothing else changes.
+
+    ``watch_store=False`` leaves the store's companions out (no PostgreSQL LISTEN connection):
+    for one-shot use (the command line, ``harness.debug``), where nothing is cached long
+    enough to need change notices. Without them a server store's rows are never cached, so
+    every load reads the database: correct, only not cached.
     """
 
     def __init__(
@@ -107,6 +112,7 @@ class Harness:
         store: InstructionStore | None = None,
         children: Sequence[ChildSpec] = (),
         manifests: str | os.PathLike[str] | None = None,
+        watch_store: bool = True,
     ) -> None:
         self.config = config if config is not None else load_config()
         self._provenance: Provenance | None = None
@@ -134,6 +140,7 @@ class Harness:
             self._store.name if self._store is not None else None
         )
         self._children = tuple(children)
+        self._watch_store = watch_store
         self._supervisor: Supervisor | None = None
         self._stack: AsyncExitStack | None = None
         self._tokenizers: dict[str, Tokenizer] = {}
@@ -171,7 +178,7 @@ class Harness:
         """
         files = self._instruction_files
         specs = [files.child_spec()]
-        if self._store is not None:
+        if self._store is not None and self._watch_store:
             specs.extend(self._store.child_specs(files))
         if self._provenance is not None:  # the recorder: stopped (drained) after the children
             specs.append(self._provenance.child_spec())
