@@ -53,6 +53,7 @@ REWRITE_DIRS = ("harness", "tests", "benchmarks", "examples", "docs", "tools", "
 REWRITE_FILES = ("README.md", "SECURITY.md", "pyproject.toml")
 TEXT_SUFFIXES = frozenset({".py", ".pyi", ".md", ".toml", ".txt", ".cfg", ".ini", ".sh", ""})
 DOTTED = r"harness(?:\.[A-Za-z_]\w*)+"
+PLUGIN_LOAD = re.compile(r"import_module\(\s*f[\"']\{__name__\}\.")
 IMPORT_LINE = re.compile(rf"(?:^|\n)\s*(?:from\s+({DOTTED}|harness)\s+import|import\s+({DOTTED}))")
 
 
@@ -106,6 +107,11 @@ def _documents(root: Path, contract: Path | None) -> Iterable[tuple[str, str]]:
 
 def public_modules(root: Path, modules: dict[str, Path], contract: Path | None) -> dict[str, str]:
     public = {name: "always public" for name in ALWAYS_PUBLIC if name in modules}
+    for name in modules:  # a plugin directory: its package imports its modules by computed name
+        package = name.rsplit(".", 1)[0]
+        init = root / Path(*package.split(".")) / "__init__.py"
+        if init.exists() and PLUGIN_LOAD.search(init.read_text(encoding="utf-8")):
+            public.setdefault(name, "loaded by name by its package")
     for where, text in _documents(root, contract):
         if where == "the contract":  # every dotted module path it names
             for match in re.finditer(DOTTED, text):
