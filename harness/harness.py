@@ -66,6 +66,7 @@ if TYPE_CHECKING:
     from harness.manifests.provenance import Provenance
     from harness.manifests.store import ManifestStore
     from harness.tokenizer import Tokenizer
+    from harness.tools.check import CatalogCheck
 
 __all__ = ["BuildOptions", "Harness", "HarnessNotRunning", "LayerInput", "PromptBuild"]
 
@@ -359,7 +360,7 @@ class Harness:
                 project_id=project_id,
                 targets=instruction_set.targets,
                 imports=unit_imports(instruction_set, project_context),
-                sections={"tools": tools_record(checks)} if checks else None,
+                sections=_sections(checks, skills),
             )
         return PromptBuild(
             prompt=prompt,
@@ -414,6 +415,18 @@ class Harness:
         check_options(options, BuildOptions.__optional_keys__, "build_prompt")
         build = await self.build(workspace, agent=agent, **options)
         return build.prompt
+
+
+def _sections(
+    checks: Sequence[CatalogCheck], skills: Mapping[str, object] | None
+) -> dict[str, object] | None:
+    """The manifest's further parts: the tool catalogs' record and the skills' record."""
+    sections: dict[str, object] = {}
+    if checks:
+        sections["tools"] = tools_record(checks)
+    if skills is not None:  # catalog digest and entries, each activation
+        sections["skills"] = dict(skills)
+    return sections or None
 
 
 def _check_tokenizer_file(spec: str) -> None:
