@@ -36,6 +36,7 @@ from harness.skills.model import Scope, Skill, SkillActivation, Trigger
 from harness.skills.scan import FoundSkill, SkillScan
 from harness.skills.settings import DEFAULT_SKILLS_DIRS
 from harness.workspace import decode, display_path, printable, resolve_workspace
+from harness.workspace.deny import DEFAULT_DENY_READ, DenyRules
 from harness.workspace.stoppable import run_stoppable
 from harness.workspace.targets import resolve_scope
 
@@ -52,6 +53,8 @@ class SkillsConfig(Protocol):
     def user_skills_dirs(self) -> tuple[str, ...]: ...
     @property
     def instruction_files(self) -> InstructionFilesSettings: ...
+    @property
+    def deny_read(self) -> tuple[str, ...]: ...
 
 
 __all__ = ["SkillCatalog"]
@@ -163,11 +166,16 @@ class _Settings:
     user_dirs: tuple[str, ...]
     prune: tuple[str, ...]
     max_bytes: int
+    deny_read: tuple[str, ...] = DEFAULT_DENY_READ
 
     @classmethod
     def default(cls) -> _Settings:
         files = InstructionFilesSettings()
         return cls(DEFAULT_SKILLS_DIRS, (), tuple(files.vendored), files.max_bytes)
+
+    def scan(self, root: str, stop: threading.Event, deny: DenyRules) -> SkillScan:
+        """A scan of ``root`` under these settings (a context manager)."""
+        return SkillScan(root, prune=self.prune, max_bytes=self.max_bytes, stop=stop, deny=deny)
 
     @classmethod
     def of(cls, config: SkillsConfig) -> _Settings:
@@ -177,6 +185,7 @@ class _Settings:
             tuple(config.user_skills_dirs),
             tuple(files.vendored),
             files.max_bytes,
+            tuple(config.deny_read),
         )
 
 
@@ -264,7 +273,8 @@ def _discover(
 ) -> SkillCatalog:
     collected = _Collected(strict)
     collected.warnings.extend(scope_warnings)
-    with SkillScan(root, prune=settings.prune, max_bytes=settings.max_bytes, stop=stop) as scan:
+    deny = DenyRules(settings.deny_read)
+    with settings.scan(root, stop, deny) as scan:
         for directory in directories:
             for order, skills_dir in enumerate(settings.dirs):
                 scan.scan(f"{directory}/{skills_dir}" if directory else skills_dir, order=order)
@@ -272,7 +282,7 @@ def _discover(
         for found in scan.found:
             collected.add(found, display_path(found.rel), "project", found.rel.count("/"))
     for order, user_dir in enumerate(settings.user_dirs):
-        _scan_user(user_dir, order, settings, stop, collected)
+        _scan_user(user_dir, order, settings, stop, collected, deny)
     if collected.problems:
         raise SkillError(collected.problems)
     skills = _resolve(collected)
@@ -284,7 +294,12 @@ def _discover(
 
 
 def _scan_user(
-    user_dir: str, order: int, settings: _Settings, stop: threading.Event, collected: _Collected
+    user_dir: str,
+    order: int,
+    settings: _Settings,
+    stop: threading.Event,
+    collected: _Collected,
+    deny: DenyRules,
 ) -> None:
     shown_dir = f"user:{user_dir.rstrip('/')}"
     if not os.path.isabs(user_dir):
@@ -295,7 +310,7 @@ def _scan_user(
     except FileNotFoundError:
         collected.note(shown_dir, "not read: no such directory")
         return
-    with SkillScan(root, prune=settings.prune, max_bytes=settings.max_bytes, stop=stop) as scan:
+    with settings.scan(root, stop, deny) as scan:
         scan.scan("", order=order)
         for rel, text in scan.warnings:
             collected.note(f"{shown_dir}/{rel}" if rel else shown_dir, text)

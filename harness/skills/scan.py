@@ -23,6 +23,10 @@ directories in all; past either bound a warning says how many were not scanned.
 A ``SKILL.md`` (that exact name) is read through the one capped reader, following a file
 symlink only as ``SymlinkPolicy`` allows. Every other entry below a skill's directory is a
 resource of that skill: its path is recorded from the listing, and it is never opened.
+
+A path ``deny_read`` matches (its patterns read as ``.gitignore`` lines) is neither opened
+nor listed, not even as a resource: a warning names it and the setting. The check reads the
+path string only, before anything is opened.
 """
 
 from __future__ import annotations
@@ -45,6 +49,7 @@ from harness.workspace import (
     read_file,
     reason,
 )
+from harness.workspace.deny import DenyRules
 from harness.workspace.ignore import IgnoreChain, IgnoreFile, workspace_rules
 
 __all__ = ["MAX_DEPTH", "MAX_DIRS", "SKILL_FILE", "FoundSkill", "SkillScan"]
@@ -88,8 +93,10 @@ class SkillScan:
         stop: threading.Event | None = None,
         max_depth: int = MAX_DEPTH,
         max_dirs: int = MAX_DIRS,
+        deny: DenyRules | None = None,
     ) -> None:
         rules = workspace_rules(root)
+        self.deny = deny if deny else None  # deny_read: never opened, not even listed
         self.prune = frozenset((*prune, ".git"))
         self.max_bytes, self.stop = max_bytes, stop
         self.max_depth, self.max_dirs = max_depth, max_dirs
@@ -99,7 +106,9 @@ class SkillScan:
         self._chains: dict[str, IgnoreChain | object | None] = {}
         self._base = rules.chain
         self.root_fd = os.open(root, DIR_FLAGS)
-        self.policy = SymlinkPolicy(root, prune, root_fd=self.root_fd, base=rules.chain)
+        self.policy = SymlinkPolicy(
+            root, prune, root_fd=self.root_fd, base=rules.chain, deny=self.deny
+        )
 
     def __enter__(self) -> SkillScan:
         return self
@@ -112,6 +121,19 @@ class SkillScan:
 
     def warn(self, rel: str, text: str) -> None:
         self.warnings.append((rel, text))
+
+    def denied(self, rel: str, is_dir: bool) -> bool:
+        """Whether ``deny_read`` denies entry ``rel`` (its directories already allowed);
+        warned. Only the path string is read: nothing is opened to decide."""
+        if self.deny is None:
+            return False
+        pattern = self.deny.entry(rel, is_dir)
+        if pattern is None:
+            return False
+        self.warn(
+            rel, f"not read: it matches the deny_read pattern {pattern!r} (setting deny_read)"
+        )
+        return True
 
     def scan(self, rel: str, *, order: int) -> None:
         """Find the skills below directory ``rel`` ("/"-separated; "" is the root)."""
@@ -183,7 +205,7 @@ class SkillScan:
     def _step(
         self, fd: int, rel: str, name: str, chain: IgnoreChain | None
     ) -> tuple[int, IgnoreChain | None] | None:
-        if name in self.prune:
+        if name in self.prune or self.denied(rel, True):
             return None
         if chain is not None and chain.ignored(rel, name, True):
             prefix = rel.rpartition("/")[0]
@@ -230,12 +252,14 @@ class SkillScan:
         except OSError as exc:
             self.warn(rel, f"directory skipped: it cannot be read ({reason(exc)})")
             return
+        prefix = f"{rel}/" if rel else ""
+        if self.deny is not None:
+            named = self._allowed(prefix, named)
         if level and GITIGNORE in named:
             applied = self._chain(fd, rel, chain)
             if applied is _BLOCKED:
                 return
             chain = applied  # type: ignore[assignment]
-        prefix = f"{rel}/" if rel else ""
         skill_file = named.get(SKILL_FILE)
         if skill_file is not None:
             owner = self._read(fd, prefix, skill_file, chain, order) or owner
@@ -253,6 +277,16 @@ class SkillScan:
             elif owner is not None and name != SKILL_FILE and name != GITIGNORE:
                 owner.resources.append(prefix + name)  # sorted by the catalog
         self._descend(fd, prefix, level, chain, owner, bounds, order, subdirs)
+
+    def _allowed(
+        self, prefix: str, named: dict[str, os.DirEntry[str]]
+    ) -> dict[str, os.DirEntry[str]]:
+        """``named`` without the entries ``deny_read`` denies (each warned)."""
+        return {
+            name: entry
+            for name, entry in named.items()
+            if not self.denied(prefix + name, entry.is_dir(follow_symlinks=False))
+        }
 
     def _descend(
         self,
