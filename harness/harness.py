@@ -56,6 +56,7 @@ from harness.prompt_assembler import AssembledPrompt, AssemblyCache, Unit, assem
 from harness.prompt_assembler.allocation import Allocation, check_allocation
 from harness.prompt_assembler.budgets import PER_CALL_HINT
 from harness.runtime import ChildSpec, Supervisor
+from harness.skills.cache import SkillCache
 from harness.skills.catalog import SkillCatalog
 from harness.skills.units import skill_drops, skills_layer, skills_record
 from harness.tokenizer import ApproximateTokenizer, parse_tokenizer_spec
@@ -139,6 +140,7 @@ class Harness:
         self._stack: AsyncExitStack | None = None
         self._tokenizers: dict[str, Tokenizer] = {}
         self._assembly_cache = AssemblyCache()  # this Harness's memos; emptied when it is left
+        self._skill_cache = SkillCache()  # skills scans kept between calls (invalidate(path))
 
     @property
     def instruction_files(self) -> InstructionFiles:
@@ -248,10 +250,18 @@ class Harness:
         targets: Sequence[str | os.PathLike[str]] = (),
         strict: bool = False,
     ) -> SkillCatalog:
-        """The skills of ``workspace`` (and of the targets' chains) under this config."""
+        """The skills of ``workspace`` (and of the targets' chains) under this config; what
+        was scanned before is reused, except what ``invalidate(path)`` said changed."""
         return await SkillCatalog.discover(
-            workspace, targets=targets, config=self.config, strict=strict
+            workspace, targets=targets, config=self.config, strict=strict, cache=self._skill_cache
         )
+
+    def invalidate(self, path: str | os.PathLike[str] | None = None) -> None:
+        """``path`` changed (a file or directory a watcher reports; None: everything): the
+        next loads re-read what it can change, instruction files and skills alike. Plain
+        synchronous call, safe from any thread."""
+        self._instruction_files.invalidate(path)
+        self._skill_cache.invalidate(path)
 
     async def project_context(self, workspace: str | os.PathLike[str]) -> ProjectContext:
         """The workspace's ``.AGENTS/`` units, read off the event loop under the config's rules."""

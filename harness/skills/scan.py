@@ -52,7 +52,7 @@ from harness.workspace import (
 from harness.workspace.deny import DenyRules
 from harness.workspace.ignore import IgnoreChain, IgnoreFile, workspace_rules
 
-__all__ = ["MAX_DEPTH", "MAX_DIRS", "SKILL_FILE", "FoundSkill", "SkillScan"]
+__all__ = ["MAX_DEPTH", "MAX_DIRS", "SKILL_FILE", "ChildScan", "DirScan", "FoundSkill", "SkillScan"]
 
 SKILL_FILE = "SKILL.md"
 MAX_DEPTH = 6
@@ -74,10 +74,37 @@ class FoundSkill:
 
 
 @dataclass(slots=True)
+class ChildScan:
+    """What one direct child of a skills directory gave: its skills, its warnings, the
+    directories it listed and those too deep to list (kept to be reused when unchanged)."""
+
+    found: list[FoundSkill]
+    warnings: list[tuple[str, str]]
+    dirs: int
+    too_deep: int
+
+
+@dataclass(slots=True)
+class DirScan:
+    """One skills directory's scan: everything it found and warned, and per direct child
+    what it gave (None: not reusable piecewise, as when a bound cut it or the skills
+    directory itself holds ``SKILL.md``)."""
+
+    found: list[FoundSkill]
+    warnings: list[tuple[str, str]]
+    children: dict[str, ChildScan] | None
+
+
+@dataclass(slots=True)
 class _Bounds:
     dirs: int = 0
     unlisted: int = 0
     too_deep: int = 0
+    whole: bool = False  # the skills directory holds SKILL.md: its children are resources
+    record: dict[str, ChildScan] = field(default_factory=dict)
+    reuse: dict[str, ChildScan] | None = None
+    dirty: frozenset[str] = frozenset()
+    reused: int = 0
 
 
 class SkillScan:
@@ -135,19 +162,37 @@ class SkillScan:
         )
         return True
 
-    def scan(self, rel: str, *, order: int) -> None:
-        """Find the skills below directory ``rel`` ("/"-separated; "" is the root)."""
-        if self.closed:
-            return
-        reached = self._reach(rel)
+    def scan(
+        self,
+        rel: str,
+        *,
+        order: int,
+        reuse: DirScan | None = None,
+        dirty: frozenset[str] = frozenset(),
+    ) -> DirScan:
+        """Find the skills below directory ``rel`` ("/"-separated; "" is the root). With
+        ``reuse`` (this directory's last scan), direct children not named in ``dirty`` are
+        taken from it instead of being listed again; the result is a cold scan's."""
+        first_found, first_warning = len(self.found), len(self.warnings)
+        reached = None if self.closed else self._reach(rel)
         if reached is None:
-            return
+            return DirScan(self.found[first_found:], self.warnings[first_warning:], None)
         fd, chain = reached
-        bounds = _Bounds()
+        pieces = reuse.children if reuse is not None else None
+        bounds = _Bounds(reuse=pieces, dirty=dirty)
         try:
             self._list(fd, rel, 0, chain, None, bounds, order)
         finally:
             os.close(fd)
+        self._bound_warnings(rel, bounds)
+        piecewise = not (bounds.unlisted or bounds.whole or bounds.dirs >= self.max_dirs)
+        if not piecewise and bounds.reused:  # a bound depends on every child: scan cold
+            del self.found[first_found:], self.warnings[first_warning:]
+            return self.scan(rel, order=order)
+        children = bounds.record if piecewise else None
+        return DirScan(self.found[first_found:], self.warnings[first_warning:], children)
+
+    def _bound_warnings(self, rel: str, bounds: _Bounds) -> None:
         if bounds.too_deep:
             self.warn(
                 rel,
@@ -262,6 +307,7 @@ class SkillScan:
             chain = applied  # type: ignore[assignment]
         skill_file = named.get(SKILL_FILE)
         if skill_file is not None:
+            bounds.whole = bounds.whole or not level
             owner = self._read(fd, prefix, skill_file, chain, order) or owner
         subdirs: list[os.DirEntry[str]] = []
         prune = self.prune
@@ -312,6 +358,9 @@ class SkillScan:
             if bounds.dirs >= self.max_dirs:
                 bounds.unlisted += 1
                 continue
+            if level == 0 and self._reused(name, bounds):
+                continue
+            marks = (len(self.found), len(self.warnings), bounds.dirs, bounds.too_deep)
             try:
                 child = os.open(name, DIR_FLAGS, dir_fd=fd)
             except OSError as exc:
@@ -322,6 +371,26 @@ class SkillScan:
                 self._list(child, prefix + name, level + 1, below, owner, bounds, order)
             finally:
                 os.close(child)
+            if level == 0:
+                bounds.record[name] = ChildScan(
+                    self.found[marks[0] :],
+                    self.warnings[marks[1] :],
+                    bounds.dirs - marks[2],
+                    bounds.too_deep - marks[3],
+                )
+
+    def _reused(self, name: str, bounds: _Bounds) -> bool:
+        """Take child ``name`` from the last scan when it is there and not dirty."""
+        cached = bounds.reuse.get(name) if bounds.reuse is not None else None
+        if cached is None or name in bounds.dirty:
+            return False
+        self.found.extend(cached.found)
+        self.warnings.extend(cached.warnings)
+        bounds.dirs += cached.dirs
+        bounds.too_deep += cached.too_deep
+        bounds.record[name] = cached
+        bounds.reused += 1
+        return True
 
     def _read(
         self,
