@@ -124,6 +124,7 @@ class SkillScan:
     ) -> None:
         rules = workspace_rules(root)
         self.deny = deny if deny else None  # deny_read: never opened, not even listed
+        self._deny_literals = _literals(deny.patterns) if deny else None
         self.prune = frozenset((*prune, ".git"))
         self.max_bytes, self.stop = max_bytes, stop
         self.max_depth, self.max_dirs = max_depth, max_dirs
@@ -154,6 +155,11 @@ class SkillScan:
         warned. Only the path string is read: nothing is opened to decide."""
         if self.deny is None:
             return False
+        literals = self._deny_literals
+        if literals is not None:  # a name holding no pattern's literal part matches none
+            name = rel.rpartition("/")[2]
+            if not any(literal in name for literal in literals):
+                return False
         pattern = self.deny.entry(rel, is_dir)
         if pattern is None:
             return False
@@ -443,3 +449,22 @@ def _problem(problem: str, size: int, error: OSError | None, cap: int) -> str:
         return "skipped: not a regular file (it changed during the scan)"
     verb = "opened" if problem == "open" else "read"
     return f"skipped: it cannot be {verb} ({reason(error) if error else 'unknown'})"
+
+
+def _literals(patterns: tuple[str, ...]) -> tuple[str, ...] | None:
+    """For patterns that each match a name at any depth (no slash but a trailing one, no
+    negation, class or escape): per pattern its longest run of plain characters, which any
+    name it matches contains. None when some pattern is not that simple (check them all)."""
+    found: list[str] = []
+    for raw in patterns:
+        pattern = raw.rstrip(" ")
+        if not pattern or pattern.startswith("#"):
+            continue  # a blank line or a comment matches nothing
+        pattern = pattern.removesuffix("/")
+        if pattern.startswith("!") or any(c in pattern for c in "/[\\"):
+            return None
+        longest = max(pattern.replace("?", "*").split("*"), key=len)
+        if not longest:
+            return None
+        found.append(longest)
+    return tuple(found)

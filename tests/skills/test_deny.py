@@ -9,9 +9,12 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from harness import HarnessConfig, SkillCatalog
-from harness.workspace.deny import DEFAULT_DENY_READ
+from harness.skills.scan import _literals
+from harness.workspace.deny import DEFAULT_DENY_READ, DenyRules
 from tests.skills.support import skill_md, write_skill
 
 _OPENED: list[str] = []
@@ -71,3 +74,21 @@ async def test_the_default_list_applies_without_a_config(tmp_path: Path) -> None
         catalog = await SkillCatalog.discover(workspace)
     assert catalog.names == ("pdf", "private", "secret")
     assert catalog.get("pdf").resources == (".claude/skills/pdf/forms.md",)
+
+
+_PATTERN = st.text(alphabet="ab.*?-_ /!#", min_size=1, max_size=6)
+_NAME = st.text(alphabet="ab.-_ ", min_size=1, max_size=8)
+
+
+@settings(max_examples=300, deadline=None)
+@given(patterns=st.lists(_PATTERN, min_size=1, max_size=4), name=_NAME, is_dir=st.booleans())
+def test_the_literal_prefilter_never_misses_a_match(
+    patterns: list[str], name: str, is_dir: bool
+) -> None:
+    """A name the prefilter passes over is one no pattern denies (checked by the matcher)."""
+    literals = _literals(tuple(patterns))
+    if literals is None or any(literal in name for literal in literals):
+        return
+    rules = DenyRules(patterns)
+    assert rules.entry(name, is_dir) is None
+    assert rules.entry(f"dir/{name}", is_dir) is None
