@@ -64,13 +64,20 @@ __all__ = ["SkillCatalog"]
 _TRIGGERS = ("user", "model", "path")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, repr=False)
 class SkillCatalog:
     """The skills found, in rendering order (user skills, then project ones, each by name),
     and every warning of their discovery."""
 
     skills: tuple[Skill, ...] = ()
     warnings: tuple[str, ...] = ()
+
+    def __repr__(self) -> str:
+        # Short: asyncio formats the repr of a main task's result on the way out of
+        # asyncio.run, and a field-by-field repr of a large catalog costs milliseconds.
+        names = ", ".join(skill.name for skill in self.skills[:5])
+        more = f", ... ({len(self.skills)} skills)" if len(self.skills) > 5 else ""
+        return f"<SkillCatalog [{names}{more}], {len(self.warnings)} warning(s)>"
 
     @property
     def digest(self) -> str:

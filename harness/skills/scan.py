@@ -32,6 +32,7 @@ path string only, before anything is opened.
 from __future__ import annotations
 
 import os
+import re
 import stat
 import threading
 from dataclasses import dataclass, field
@@ -124,7 +125,11 @@ class SkillScan:
     ) -> None:
         rules = workspace_rules(root)
         self.deny = deny if deny else None  # deny_read: never opened, not even listed
-        self._deny_literals = _literals(deny.patterns) if deny else None
+        literals = _literals(deny.patterns) if deny else None
+        # a name holding no pattern's plain run matches none: one regex search rules it out
+        self._deny_hint = (
+            re.compile("|".join(map(re.escape, literals))).search if literals else None
+        )
         self.prune = frozenset((*prune, ".git"))
         self.max_bytes, self.stop = max_bytes, stop
         self.max_depth, self.max_dirs = max_depth, max_dirs
@@ -155,11 +160,9 @@ class SkillScan:
         warned. Only the path string is read: nothing is opened to decide."""
         if self.deny is None:
             return False
-        literals = self._deny_literals
-        if literals is not None:  # a name holding no pattern's literal part matches none
-            name = rel.rpartition("/")[2]
-            if not any(literal in name for literal in literals):
-                return False
+        hint = self._deny_hint
+        if hint is not None and hint(rel.rpartition("/")[2]) is None:
+            return False
         pattern = self.deny.entry(rel, is_dir)
         if pattern is None:
             return False
@@ -334,11 +337,14 @@ class SkillScan:
         self, prefix: str, named: dict[str, os.DirEntry[str]]
     ) -> dict[str, os.DirEntry[str]]:
         """``named`` without the entries ``deny_read`` denies (each warned)."""
-        return {
-            name: entry
-            for name, entry in named.items()
-            if not self.denied(prefix + name, entry.is_dir(follow_symlinks=False))
-        }
+        hint = self._deny_hint
+        suspects = [name for name in named if hint(name)] if hint is not None else list(named)
+        denied = [
+            n for n in suspects if self.denied(prefix + n, named[n].is_dir(follow_symlinks=False))
+        ]
+        if not denied:
+            return named
+        return {name: entry for name, entry in named.items() if name not in denied}
 
     def _descend(
         self,
