@@ -24,10 +24,10 @@ import hashlib
 import json
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
 from harness.errors import ArgumentError
 from harness.instruction_files.settings import InstructionFilesSettings
@@ -61,6 +61,8 @@ class SkillsConfig(Protocol):
 
 __all__ = ["SkillCatalog"]
 
+_T = TypeVar("_T")
+
 _TRIGGERS = ("user", "model", "path")
 
 
@@ -71,6 +73,17 @@ class SkillCatalog:
 
     skills: tuple[Skill, ...] = ()
     warnings: tuple[str, ...] = ()
+    # What is derived from the catalog (its digest, its layer's entry units), computed once:
+    # a session renders one catalog into many builds.
+    _derived: dict[str, Any] = field(default_factory=dict, init=False, compare=False)
+
+    def derived(self, key: str, build: Callable[[], _T]) -> _T:
+        """``build()``, computed once per catalog for ``key`` (the catalog is immutable)."""
+        try:
+            found: _T = self._derived[key]
+        except KeyError:
+            found = self._derived[key] = build()
+        return found
 
     def __repr__(self) -> str:
         # Short: asyncio formats the repr of a main task's result on the way out of
@@ -83,6 +96,9 @@ class SkillCatalog:
     def digest(self) -> str:
         """sha256 of the catalog's entries (scope, name, description, location, SKILL.md
         sha256) in rendering order: equal catalogs, equal digests."""
+        return self.derived("digest", self._digest)
+
+    def _digest(self) -> str:
         entries = [
             {**skill.entry(), "scope": skill.scope, "sha256": skill.digest} for skill in self.skills
         ]
