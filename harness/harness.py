@@ -56,6 +56,7 @@ from harness.prompt_assembler import AssembledPrompt, AssemblyCache, Unit, assem
 from harness.prompt_assembler.allocation import Allocation, check_allocation
 from harness.prompt_assembler.budgets import PER_CALL_HINT
 from harness.runtime import ChildSpec, Supervisor
+from harness.skills.cache import SkillCache
 from harness.skills.catalog import SkillCatalog
 from harness.skills.units import skill_drops, skills_layer, skills_record
 from harness.tokenizer import ApproximateTokenizer, parse_tokenizer_spec
@@ -66,6 +67,7 @@ if TYPE_CHECKING:
     from harness.manifests.provenance import Provenance
     from harness.manifests.store import ManifestStore
     from harness.tokenizer import Tokenizer
+    from harness.tools.check import CatalogCheck
 
 __all__ = ["BuildOptions", "Harness", "HarnessNotRunning", "LayerInput", "PromptBuild"]
 
@@ -145,6 +147,7 @@ class Harness:
         self._stack: AsyncExitStack | None = None
         self._tokenizers: dict[str, Tokenizer] = {}
         self._assembly_cache = AssemblyCache()  # this Harness's memos; emptied when it is left
+        self._skill_cache = SkillCache()  # skills scans kept between calls (invalidate(path))
 
     @property
     def instruction_files(self) -> InstructionFiles:
@@ -254,10 +257,18 @@ class Harness:
         targets: Sequence[str | os.PathLike[str]] = (),
         strict: bool = False,
     ) -> SkillCatalog:
-        """The skills of ``workspace`` (and of the targets' chains) under this config."""
+        """The skills of ``workspace`` (and of the targets' chains) under this config; what
+        was scanned before is reused, except what ``invalidate(path)`` said changed."""
         return await SkillCatalog.discover(
-            workspace, targets=targets, config=self.config, strict=strict
+            workspace, targets=targets, config=self.config, strict=strict, cache=self._skill_cache
         )
+
+    def invalidate(self, path: str | os.PathLike[str] | None = None) -> None:
+        """``path`` changed (a file or directory a watcher reports; None: everything): the
+        next loads re-read what it can change, instruction files and skills alike. Plain
+        synchronous call, safe from any thread."""
+        self._instruction_files.invalidate(path)
+        self._skill_cache.invalidate(path)
 
     async def project_context(self, workspace: str | os.PathLike[str]) -> ProjectContext:
         """The workspace's ``.AGENTS/`` units, read off the event loop under the config's rules."""
@@ -366,7 +377,7 @@ class Harness:
                 project_id=project_id,
                 targets=instruction_set.targets,
                 imports=unit_imports(instruction_set, project_context),
-                sections={"tools": tools_record(checks)} if checks else None,
+                sections=_sections(checks, skills),
             )
         return PromptBuild(
             prompt=prompt,
@@ -421,6 +432,18 @@ class Harness:
         check_options(options, BuildOptions.__optional_keys__, "build_prompt")
         build = await self.build(workspace, agent=agent, **options)
         return build.prompt
+
+
+def _sections(
+    checks: Sequence[CatalogCheck], skills: Mapping[str, object] | None
+) -> dict[str, object] | None:
+    """The manifest's further parts: the tool catalogs' record and the skills' record."""
+    sections: dict[str, object] = {}
+    if checks:
+        sections["tools"] = tools_record(checks)
+    if skills is not None:  # catalog digest and entries, each activation
+        sections["skills"] = dict(skills)
+    return sections or None
 
 
 def _check_tokenizer_file(spec: str) -> None:

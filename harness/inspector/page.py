@@ -20,6 +20,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from harness.inspector.skills import skills_section
 from harness.inspector.textdiff import UnitTextDiff, decode
 from harness.manifests.diff import LayerDiff, ManifestDiff, UnitRef
 
@@ -51,6 +52,9 @@ table.summary td{padding:.1em .8em .1em 0}code,pre{font:12px/1.35 ui-monospace,m
 .meta{color:#4a5262}.status{font-weight:600}.over{color:#c0392b;font-weight:600}
 pre{white-space:pre-wrap;word-break:break-word;background:#f4f5f7;padding:.5em;margin:.3em 0}
 .none{color:#778;font-style:italic}.add{background:#e6f6ea}.del{background:#fbe9e7}
+table.skills{border-collapse:collapse;margin:.3em 0}
+table.skills td,table.skills th{border:1px solid #dde;padding:.15em .5em;text-align:left}
+td.status.kept{color:#3a8f5c}td.status.dropped{color:#c0392b}
 .hunk{color:#6a4fa0}.legend span{display:inline-block;padding:0 .5em;margin-right:.4em;color:#fff}
 """
 
@@ -159,7 +163,10 @@ def _sections(manifest: Mapping[str, Any]) -> str:
     out = []
     for section_id, heading, keys in SECTIONS:
         present = [key for key in keys if key in manifest]
-        if not present:
+        special = skills_section(manifest) if section_id == "skills" else None
+        if special is not None:
+            body = special
+        elif not present:
             body = '<p class="none">none recorded</p>'
         else:
             body = "".join(

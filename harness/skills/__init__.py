@@ -24,6 +24,7 @@ activation), ``units`` (the layer and the manifest's record).
 
 from __future__ import annotations
 
+from harness.skills.cache import SkillCache
 from harness.skills.catalog import SkillCatalog
 from harness.skills.errors import SkillError, UnknownSkill
 from harness.skills.model import Skill, SkillActivation
@@ -32,6 +33,7 @@ from harness.skills.units import skill_units, skills_record
 __all__ = [
     "Skill",
     "SkillActivation",
+    "SkillCache",
     "SkillCatalog",
     "SkillError",
     "UnknownSkill",

@@ -24,18 +24,21 @@ import hashlib
 import json
 import os
 import threading
-from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, Protocol
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
 from harness.errors import ArgumentError
 from harness.instruction_files.settings import InstructionFilesSettings
+from harness.skills.cache import RootState, SkillCache, affected
 from harness.skills.errors import SkillError, UnknownSkill
 from harness.skills.frontmatter import Note, parse_skill
 from harness.skills.model import Scope, Skill, SkillActivation, Trigger
 from harness.skills.scan import FoundSkill, SkillScan
 from harness.skills.settings import DEFAULT_SKILLS_DIRS
 from harness.workspace import decode, display_path, printable, resolve_workspace
+from harness.workspace.deny import DEFAULT_DENY_READ, DenyRules
 from harness.workspace.stoppable import run_stoppable
 from harness.workspace.targets import resolve_scope
 
@@ -52,25 +55,50 @@ class SkillsConfig(Protocol):
     def user_skills_dirs(self) -> tuple[str, ...]: ...
     @property
     def instruction_files(self) -> InstructionFilesSettings: ...
+    @property
+    def deny_read(self) -> tuple[str, ...]: ...
 
 
 __all__ = ["SkillCatalog"]
 
+_T = TypeVar("_T")
+
 _TRIGGERS = ("user", "model", "path")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, repr=False)
 class SkillCatalog:
     """The skills found, in rendering order (user skills, then project ones, each by name),
     and every warning of their discovery."""
 
     skills: tuple[Skill, ...] = ()
     warnings: tuple[str, ...] = ()
+    # What is derived from the catalog (its digest, its layer's entry units), computed once:
+    # a session renders one catalog into many builds.
+    _derived: dict[str, Any] = field(default_factory=dict, init=False, compare=False)
+
+    def derived(self, key: str, build: Callable[[], _T]) -> _T:
+        """``build()``, computed once per catalog for ``key`` (the catalog is immutable)."""
+        try:
+            found: _T = self._derived[key]
+        except KeyError:
+            found = self._derived[key] = build()
+        return found
+
+    def __repr__(self) -> str:
+        # Short: asyncio formats the repr of a main task's result on the way out of
+        # asyncio.run, and a field-by-field repr of a large catalog costs milliseconds.
+        names = ", ".join(skill.name for skill in self.skills[:5])
+        more = f", ... ({len(self.skills)} skills)" if len(self.skills) > 5 else ""
+        return f"<SkillCatalog [{names}{more}], {len(self.warnings)} warning(s)>"
 
     @property
     def digest(self) -> str:
         """sha256 of the catalog's entries (scope, name, description, location, SKILL.md
         sha256) in rendering order: equal catalogs, equal digests."""
+        return self.derived("digest", self._digest)
+
+    def _digest(self) -> str:
         entries = [
             {**skill.entry(), "scope": skill.scope, "sha256": skill.digest} for skill in self.skills
         ]
@@ -128,10 +156,12 @@ class SkillCatalog:
         targets: Sequence[str | os.PathLike[str]] = (),
         config: SkillsConfig | None = None,
         strict: bool = False,
+        cache: SkillCache | None = None,
     ) -> SkillCatalog:
         """The catalog of ``workspace`` for ``targets`` (see the module docstring). With
         ``strict`` every departure from the Agent Skills specification raises
-        ``SkillError`` listing them all."""
+        ``SkillError`` listing them all. With ``cache`` (a ``SkillCache``) what was scanned
+        before is reused, except what ``cache.invalidate(path)`` said changed."""
         root = resolve_workspace(workspace)
         directories: tuple[str, ...] = ("",)
         scope_warnings: tuple[tuple[str, str], ...] = ()
@@ -142,9 +172,8 @@ class SkillCatalog:
             scope = await resolve_scope(root, targets, prune=_prune(config), workspace=given)
             directories, scope_warnings = scope.directories, scope.warnings
         settings = _Settings.of(config) if config is not None else _Settings.default()
-        return await run_stoppable(
-            lambda stop: _discover(root, directories, settings, strict, stop, scope_warnings)
-        )
+        job = _Job(root, directories, settings, strict, scope_warnings, cache)
+        return await run_stoppable(job.run)
 
 
 def _prune(config: SkillsConfig | None) -> tuple[str, ...]:
@@ -163,11 +192,16 @@ class _Settings:
     user_dirs: tuple[str, ...]
     prune: tuple[str, ...]
     max_bytes: int
+    deny_read: tuple[str, ...] = DEFAULT_DENY_READ
 
     @classmethod
     def default(cls) -> _Settings:
         files = InstructionFilesSettings()
         return cls(DEFAULT_SKILLS_DIRS, (), tuple(files.vendored), files.max_bytes)
+
+    def scan(self, root: str, stop: threading.Event, deny: DenyRules) -> SkillScan:
+        """A scan of ``root`` under these settings (a context manager)."""
+        return SkillScan(root, prune=self.prune, max_bytes=self.max_bytes, stop=stop, deny=deny)
 
     @classmethod
     def of(cls, config: SkillsConfig) -> _Settings:
@@ -177,6 +211,7 @@ class _Settings:
             tuple(config.user_skills_dirs),
             tuple(files.vendored),
             files.max_bytes,
+            tuple(config.deny_read),
         )
 
 
@@ -188,10 +223,14 @@ class _Candidate:
 
 
 class _Collected:
-    """What one discovery gathers: candidates, warnings, strict problems."""
+    """What one discovery gathers: candidates, warnings, strict problems. ``parsed``: the
+    frontmatter already parsed, by path and bytes (a cache's), and ``used``: what this
+    discovery parsed or took from it."""
 
-    def __init__(self, strict: bool) -> None:
+    def __init__(self, strict: bool, parsed: dict[tuple[str, bytes], Any] | None = None) -> None:
         self.strict = strict
+        self.parsed = parsed if parsed is not None else {}
+        self.used: dict[tuple[str, bytes], Any] = {}
         self.candidates: list[_Candidate] = []
         self.warnings: list[tuple[str, str]] = []
         self.problems: list[str] = []
@@ -210,11 +249,16 @@ class _Collected:
             )
             return
         self.seen[found.identity] = shown
-        text, alterations = decode(found.data)
+        key = (shown, found.data)
+        known = self.parsed.get(key)
+        if known is None:
+            text, alterations = decode(found.data)
+            dir_name = found.rel.rsplit("/", 2)[-2] if "/" in found.rel else ""
+            known = (alterations, *parse_skill(text, dir_name))
+        self.used[key] = known
+        alterations, parsed, notes = known
         for alteration in alterations:
             self.note(shown, alteration)
-        dir_name = found.rel.rsplit("/", 2)[-2] if "/" in found.rel else ""
-        parsed, notes = parse_skill(text, dir_name)
         self._notes(shown, notes, loaded=parsed is not None)
         if parsed is None:
             return
@@ -254,37 +298,100 @@ def _shown_resource(shown: str, rel: str, resource: str) -> str:
     return base + display_path(resource)
 
 
-def _discover(
-    root: str,
-    directories: tuple[str, ...],
-    settings: _Settings,
-    strict: bool,
-    stop: threading.Event,
-    scope_warnings: tuple[tuple[str, str], ...],
-) -> SkillCatalog:
-    collected = _Collected(strict)
-    collected.warnings.extend(scope_warnings)
-    with SkillScan(root, prune=settings.prune, max_bytes=settings.max_bytes, stop=stop) as scan:
-        for directory in directories:
-            for order, skills_dir in enumerate(settings.dirs):
-                scan.scan(f"{directory}/{skills_dir}" if directory else skills_dir, order=order)
-        collected.warnings.extend(scan.warnings)
-        for found in scan.found:
-            collected.add(found, display_path(found.rel), "project", found.rel.count("/"))
-    for order, user_dir in enumerate(settings.user_dirs):
-        _scan_user(user_dir, order, settings, stop, collected)
-    if collected.problems:
-        raise SkillError(collected.problems)
-    skills = _resolve(collected)
-    warnings = sorted(collected.warnings, key=lambda warning: warning[0])
-    return SkillCatalog(
-        skills=skills,
-        warnings=tuple(f"{display_path(path)}: {printable(text)}" for path, text in warnings),
-    )
+@dataclass(frozen=True, slots=True)
+class _Job:
+    """One discovery: what to scan, how, and the cache to reuse (if any)."""
+
+    root: str
+    directories: tuple[str, ...]
+    settings: _Settings
+    strict: bool
+    scope_warnings: tuple[tuple[str, str], ...]
+    cache: SkillCache | None
+
+    def run(self, stop: threading.Event) -> SkillCatalog:
+        cache = self.cache
+        if cache is None:
+            return self._discover(stop, None)
+        key = (self.root, self.settings, self.directories, self.scope_warnings, self.strict)
+        known = cache.catalog(key)
+        if isinstance(known, SkillCatalog):
+            return known
+        generation = cache.generation
+        catalog = self._discover(stop, cache)
+        cache.keep_catalog(key, catalog, generation)
+        return catalog
+
+    def _discover(self, stop: threading.Event, cache: SkillCache | None) -> SkillCatalog:
+        settings = self.settings
+        state = cache.state(self.root, settings) if cache is not None else None
+        collected = _Collected(self.strict, state.parsed if state is not None else None)
+        collected.warnings.extend(self.scope_warnings)
+        deny = DenyRules(settings.deny_read)
+        keys = [
+            (f"{directory}/{skills_dir}" if directory else skills_dir, order)
+            for directory in self.directories
+            for order, skills_dir in enumerate(settings.dirs)
+        ]
+        with _locked(state), settings.scan(self.root, stop, deny) as scan:
+            _scan_keys(scan, keys, cache, state)
+            collected.warnings.extend(scan.warnings)
+            for found in scan.found:
+                collected.add(found, display_path(found.rel), "project", found.rel.count("/"))
+        for order, user_dir in enumerate(settings.user_dirs):
+            _scan_user(user_dir, order, settings, stop, collected, deny, cache)
+        if state is not None:
+            state.parsed = collected.used  # what this discovery saw; older bytes are forgotten
+        if collected.problems:
+            raise SkillError(collected.problems)
+        skills = _resolve(collected)
+        warnings = sorted(collected.warnings, key=lambda warning: warning[0])
+        return SkillCatalog(
+            skills=skills,
+            warnings=tuple(f"{display_path(path)}: {printable(text)}" for path, text in warnings),
+        )
+
+
+def _locked(state: RootState | None) -> AbstractContextManager[object]:
+    """One scan of a root at a time (the cache's scans are taken and stored under it)."""
+    return state.scan_lock if state is not None else nullcontext()
+
+
+def _scan_keys(
+    scan: SkillScan,
+    keys: list[tuple[str, int]],
+    cache: SkillCache | None,
+    state: RootState | None,
+) -> None:
+    """Scan each skills directory of ``keys``; with a cache, only what changed since."""
+    for rel, order in keys:
+        if cache is None or state is None:
+            scan.scan(rel, order=order)
+            continue
+        previous, dirt = cache.take(state, (rel, order))
+        change = affected(rel, dirt) if previous is not None else None
+        try:
+            if previous is not None and change == frozenset():  # unchanged: as scanned
+                scan.found.extend(previous.found)
+                scan.warnings.extend(previous.warnings)
+                result = previous
+            else:
+                reuse = previous if change else None
+                result = scan.scan(rel, order=order, reuse=reuse, dirty=change or frozenset())
+        except BaseException:
+            cache.give_back(state, (rel, order), dirt)
+            raise
+        cache.store(state, (rel, order), result)
 
 
 def _scan_user(
-    user_dir: str, order: int, settings: _Settings, stop: threading.Event, collected: _Collected
+    user_dir: str,
+    order: int,
+    settings: _Settings,
+    stop: threading.Event,
+    collected: _Collected,
+    deny: DenyRules,
+    cache: SkillCache | None,
 ) -> None:
     shown_dir = f"user:{user_dir.rstrip('/')}"
     if not os.path.isabs(user_dir):
@@ -295,8 +402,9 @@ def _scan_user(
     except FileNotFoundError:
         collected.note(shown_dir, "not read: no such directory")
         return
-    with SkillScan(root, prune=settings.prune, max_bytes=settings.max_bytes, stop=stop) as scan:
-        scan.scan("", order=order)
+    state = cache.state(root, settings) if cache is not None else None
+    with _locked(state), settings.scan(root, stop, deny) as scan:
+        _scan_keys(scan, [("", order)], cache, state)
         for rel, text in scan.warnings:
             collected.note(f"{shown_dir}/{rel}" if rel else shown_dir, text)
         for found in scan.found:

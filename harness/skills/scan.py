@@ -23,11 +23,16 @@ directories in all; past either bound a warning says how many were not scanned.
 A ``SKILL.md`` (that exact name) is read through the one capped reader, following a file
 symlink only as ``SymlinkPolicy`` allows. Every other entry below a skill's directory is a
 resource of that skill: its path is recorded from the listing, and it is never opened.
+
+A path ``deny_read`` matches (its patterns read as ``.gitignore`` lines) is neither opened
+nor listed, not even as a resource: a warning names it and the setting. The check reads the
+path string only, before anything is opened.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import stat
 import threading
 from dataclasses import dataclass, field
@@ -45,9 +50,10 @@ from harness.workspace import (
     reason,
     refusal_message,
 )
+from harness.workspace.deny import DenyRules
 from harness.workspace.ignore import IgnoreChain, IgnoreFile, workspace_rules
 
-__all__ = ["MAX_DEPTH", "MAX_DIRS", "SKILL_FILE", "FoundSkill", "SkillScan"]
+__all__ = ["MAX_DEPTH", "MAX_DIRS", "SKILL_FILE", "ChildScan", "DirScan", "FoundSkill", "SkillScan"]
 
 SKILL_FILE = "SKILL.md"
 MAX_DEPTH = 6
@@ -69,10 +75,37 @@ class FoundSkill:
 
 
 @dataclass(slots=True)
+class ChildScan:
+    """What one direct child of a skills directory gave: its skills, its warnings, the
+    directories it listed and those too deep to list (kept to be reused when unchanged)."""
+
+    found: list[FoundSkill]
+    warnings: list[tuple[str, str]]
+    dirs: int
+    too_deep: int
+
+
+@dataclass(slots=True)
+class DirScan:
+    """One skills directory's scan: everything it found and warned, and per direct child
+    what it gave (None: not reusable piecewise, as when a bound cut it or the skills
+    directory itself holds ``SKILL.md``)."""
+
+    found: list[FoundSkill]
+    warnings: list[tuple[str, str]]
+    children: dict[str, ChildScan] | None
+
+
+@dataclass(slots=True)
 class _Bounds:
     dirs: int = 0
     unlisted: int = 0
     too_deep: int = 0
+    whole: bool = False  # the skills directory holds SKILL.md: its children are resources
+    record: dict[str, ChildScan] = field(default_factory=dict)
+    reuse: dict[str, ChildScan] | None = None
+    dirty: frozenset[str] = frozenset()
+    reused: int = 0
 
 
 class SkillScan:
@@ -88,8 +121,15 @@ class SkillScan:
         stop: threading.Event | None = None,
         max_depth: int = MAX_DEPTH,
         max_dirs: int = MAX_DIRS,
+        deny: DenyRules | None = None,
     ) -> None:
         rules = workspace_rules(root)
+        self.deny = deny if deny else None  # deny_read: never opened, not even listed
+        literals = _literals(deny.patterns) if deny else None
+        # a name holding no pattern's plain run matches none: one regex search rules it out
+        self._deny_hint = (
+            re.compile("|".join(map(re.escape, literals))).search if literals else None
+        )
         self.prune = frozenset((*prune, ".git"))
         self.max_bytes, self.stop = max_bytes, stop
         self.max_depth, self.max_dirs = max_depth, max_dirs
@@ -99,7 +139,9 @@ class SkillScan:
         self._chains: dict[str, IgnoreChain | object | None] = {}
         self._base = rules.chain
         self.root_fd = os.open(root, DIR_FLAGS)
-        self.policy = SymlinkPolicy(root, prune, root_fd=self.root_fd, base=rules.chain)
+        self.policy = SymlinkPolicy(
+            root, prune, root_fd=self.root_fd, base=rules.chain, deny=self.deny
+        )
 
     def __enter__(self) -> SkillScan:
         return self
@@ -113,19 +155,53 @@ class SkillScan:
     def warn(self, rel: str, text: str) -> None:
         self.warnings.append((rel, text))
 
-    def scan(self, rel: str, *, order: int) -> None:
-        """Find the skills below directory ``rel`` ("/"-separated; "" is the root)."""
-        if self.closed:
-            return
-        reached = self._reach(rel)
+    def denied(self, rel: str, is_dir: bool) -> bool:
+        """Whether ``deny_read`` denies entry ``rel`` (its directories already allowed);
+        warned. Only the path string is read: nothing is opened to decide."""
+        if self.deny is None:
+            return False
+        hint = self._deny_hint
+        if hint is not None and hint(rel.rpartition("/")[2]) is None:
+            return False
+        pattern = self.deny.entry(rel, is_dir)
+        if pattern is None:
+            return False
+        self.warn(
+            rel, f"not read: it matches the deny_read pattern {pattern!r} (setting deny_read)"
+        )
+        return True
+
+    def scan(
+        self,
+        rel: str,
+        *,
+        order: int,
+        reuse: DirScan | None = None,
+        dirty: frozenset[str] = frozenset(),
+    ) -> DirScan:
+        """Find the skills below directory ``rel`` ("/"-separated; "" is the root). With
+        ``reuse`` (this directory's last scan), direct children not named in ``dirty`` are
+        taken from it instead of being listed again; the result is a cold scan's."""
+        first_found, first_warning = len(self.found), len(self.warnings)
+        reached = None if self.closed else self._reach(rel)
         if reached is None:
-            return
+            return DirScan(self.found[first_found:], self.warnings[first_warning:], None)
         fd, chain = reached
-        bounds = _Bounds()
+        pieces = reuse.children if reuse is not None else None
+        bounds = _Bounds(reuse=pieces, dirty=dirty)
         try:
             self._list(fd, rel, 0, chain, None, bounds, order)
         finally:
             os.close(fd)
+        self._bound_warnings(rel, bounds)
+        piecewise = not (bounds.unlisted or bounds.whole or bounds.dirs >= self.max_dirs)
+        if not piecewise and bounds.reused:  # a bound depends on every child: scan cold
+            del self.found[first_found:], self.warnings[first_warning:]
+            return self.scan(rel, order=order)
+        children = bounds.record if piecewise else None
+        return DirScan(self.found[first_found:], self.warnings[first_warning:], children)
+
+    def _bound_warnings(self, rel: str, bounds: _Bounds) -> None:
         if bounds.too_deep:
             self.warn(
                 rel,
@@ -183,7 +259,7 @@ class SkillScan:
     def _step(
         self, fd: int, rel: str, name: str, chain: IgnoreChain | None
     ) -> tuple[int, IgnoreChain | None] | None:
-        if name in self.prune:
+        if name in self.prune or self.denied(rel, True):
             return None
         if chain is not None and chain.ignored(rel, name, True):
             prefix = rel.rpartition("/")[0]
@@ -230,14 +306,17 @@ class SkillScan:
         except OSError as exc:
             self.warn(rel, f"directory skipped: it cannot be read ({reason(exc)})")
             return
+        prefix = f"{rel}/" if rel else ""
+        if self.deny is not None:
+            named = self._allowed(prefix, named)
         if level and GITIGNORE in named:
             applied = self._chain(fd, rel, chain)
             if applied is _BLOCKED:
                 return
             chain = applied  # type: ignore[assignment]
-        prefix = f"{rel}/" if rel else ""
         skill_file = named.get(SKILL_FILE)
         if skill_file is not None:
+            bounds.whole = bounds.whole or not level
             owner = self._read(fd, prefix, skill_file, chain, order) or owner
         subdirs: list[os.DirEntry[str]] = []
         prune = self.prune
@@ -253,6 +332,19 @@ class SkillScan:
             elif owner is not None and name != SKILL_FILE and name != GITIGNORE:
                 owner.resources.append(prefix + name)  # sorted by the catalog
         self._descend(fd, prefix, level, chain, owner, bounds, order, subdirs)
+
+    def _allowed(
+        self, prefix: str, named: dict[str, os.DirEntry[str]]
+    ) -> dict[str, os.DirEntry[str]]:
+        """``named`` without the entries ``deny_read`` denies (each warned)."""
+        hint = self._deny_hint
+        suspects = [name for name in named if hint(name)] if hint is not None else list(named)
+        denied = [
+            n for n in suspects if self.denied(prefix + n, named[n].is_dir(follow_symlinks=False))
+        ]
+        if not denied:
+            return named
+        return {name: entry for name, entry in named.items() if name not in denied}
 
     def _descend(
         self,
@@ -278,6 +370,9 @@ class SkillScan:
             if bounds.dirs >= self.max_dirs:
                 bounds.unlisted += 1
                 continue
+            if level == 0 and self._reused(name, bounds):
+                continue
+            marks = (len(self.found), len(self.warnings), bounds.dirs, bounds.too_deep)
             try:
                 child = os.open(name, DIR_FLAGS, dir_fd=fd)
             except OSError as exc:
@@ -288,6 +383,26 @@ class SkillScan:
                 self._list(child, prefix + name, level + 1, below, owner, bounds, order)
             finally:
                 os.close(child)
+            if level == 0:
+                bounds.record[name] = ChildScan(
+                    self.found[marks[0] :],
+                    self.warnings[marks[1] :],
+                    bounds.dirs - marks[2],
+                    bounds.too_deep - marks[3],
+                )
+
+    def _reused(self, name: str, bounds: _Bounds) -> bool:
+        """Take child ``name`` from the last scan when it is there and not dirty."""
+        cached = bounds.reuse.get(name) if bounds.reuse is not None else None
+        if cached is None or name in bounds.dirty:
+            return False
+        self.found.extend(cached.found)
+        self.warnings.extend(cached.warnings)
+        bounds.dirs += cached.dirs
+        bounds.too_deep += cached.too_deep
+        bounds.record[name] = cached
+        bounds.reused += 1
+        return True
 
     def _read(
         self,
@@ -340,3 +455,22 @@ def _problem(problem: str, size: int, error: OSError | None, cap: int) -> str:
         return "skipped: not a regular file (it changed during the scan)"
     verb = "opened" if problem == "open" else "read"
     return f"skipped: it cannot be {verb} ({reason(error) if error else 'unknown'})"
+
+
+def _literals(patterns: tuple[str, ...]) -> tuple[str, ...] | None:
+    """For patterns that each match a name at any depth (no slash but a trailing one, no
+    negation, class or escape): per pattern its longest run of plain characters, which any
+    name it matches contains. None when some pattern is not that simple (check them all)."""
+    found: list[str] = []
+    for raw in patterns:
+        pattern = raw.rstrip(" ")
+        if not pattern or pattern.startswith("#"):
+            continue  # a blank line or a comment matches nothing
+        pattern = pattern.removesuffix("/")
+        if pattern.startswith("!") or any(c in pattern for c in "/[\\"):
+            return None
+        longest = max(pattern.replace("?", "*").split("*"), key=len)
+        if not longest:
+            return None
+        found.append(longest)
+    return tuple(found)

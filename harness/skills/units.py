@@ -79,8 +79,12 @@ def skill_units(
         raise ArgumentTypeError(
             f"skills: expected a SkillCatalog (from h.skills(...)), got {type(catalog).__name__}"
         )
-    entries = [entry_unit(skill) for skill in catalog.skills] if catalog is not None else []
+    entries = catalog.derived(LAYER, lambda: _entries(catalog)) if catalog is not None else ()
     return [*entries, *(activation_unit(activation) for activation in _checked(activations))]
+
+
+def _entries(catalog: SkillCatalog) -> tuple[Unit, ...]:
+    return tuple(entry_unit(skill) for skill in catalog.skills)
 
 
 def skills_layer(
