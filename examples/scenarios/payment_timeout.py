@@ -95,7 +95,7 @@ def excerpt(report: str) -> str:
 async def main() -> dict[str, str]:
     """Run the three steps; returns each step's readiness status."""
     now = datetime.now(UTC)
-    statuses = {}
+    statuses: dict[str, str] = {}
     config = HarnessConfig(layout=EXTENDED_LAYOUT)
     async with Harness(config, database=ROOT / "examples" / "acme.db") as h:
         steps = {
