@@ -36,6 +36,7 @@ from harness.skills.model import Scope, Skill, SkillActivation, Trigger
 from harness.skills.scan import FoundSkill, SkillScan
 from harness.skills.settings import DEFAULT_SKILLS_DIRS
 from harness.workspace import decode, display_path, printable, resolve_workspace
+from harness.workspace.deny import DenyRules
 from harness.workspace.stoppable import run_stoppable
 from harness.workspace.targets import resolve_scope
 
@@ -163,11 +164,13 @@ class _Settings:
     user_dirs: tuple[str, ...]
     prune: tuple[str, ...]
     max_bytes: int
+    deny: DenyRules | None = None  # deny_read: paths never opened
 
     @classmethod
     def default(cls) -> _Settings:
         files = InstructionFilesSettings()
-        return cls(DEFAULT_SKILLS_DIRS, (), tuple(files.vendored), files.max_bytes)
+        deny = DenyRules(files.deny_read)
+        return cls(DEFAULT_SKILLS_DIRS, (), tuple(files.vendored), files.max_bytes, deny)
 
     @classmethod
     def of(cls, config: SkillsConfig) -> _Settings:
@@ -177,6 +180,8 @@ class _Settings:
             tuple(config.user_skills_dirs),
             tuple(files.vendored),
             files.max_bytes,
+            # a Harness config's top-level deny_read is the setting; else the files' own
+            DenyRules(getattr(config, "deny_read", files.deny_read)),
         )
 
 
@@ -264,7 +269,9 @@ def _discover(
 ) -> SkillCatalog:
     collected = _Collected(strict)
     collected.warnings.extend(scope_warnings)
-    with SkillScan(root, prune=settings.prune, max_bytes=settings.max_bytes, stop=stop) as scan:
+    with SkillScan(
+        root, prune=settings.prune, max_bytes=settings.max_bytes, stop=stop, deny=settings.deny
+    ) as scan:
         for directory in directories:
             for order, skills_dir in enumerate(settings.dirs):
                 scan.scan(f"{directory}/{skills_dir}" if directory else skills_dir, order=order)
@@ -295,7 +302,9 @@ def _scan_user(
     except FileNotFoundError:
         collected.note(shown_dir, "not read: no such directory")
         return
-    with SkillScan(root, prune=settings.prune, max_bytes=settings.max_bytes, stop=stop) as scan:
+    with SkillScan(
+        root, prune=settings.prune, max_bytes=settings.max_bytes, stop=stop, deny=settings.deny
+    ) as scan:
         scan.scan("", order=order)
         for rel, text in scan.warnings:
             collected.note(f"{shown_dir}/{rel}" if rel else shown_dir, text)

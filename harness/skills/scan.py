@@ -45,6 +45,7 @@ from harness.workspace import (
     read_file,
     reason,
 )
+from harness.workspace.deny import DenyRules, deny_warning
 from harness.workspace.ignore import IgnoreChain, IgnoreFile, workspace_rules
 
 __all__ = ["MAX_DEPTH", "MAX_DIRS", "SKILL_FILE", "FoundSkill", "SkillScan"]
@@ -88,8 +89,10 @@ class SkillScan:
         stop: threading.Event | None = None,
         max_depth: int = MAX_DEPTH,
         max_dirs: int = MAX_DIRS,
+        deny: DenyRules | None = None,
     ) -> None:
         rules = workspace_rules(root)
+        self.deny = deny if deny else None  # deny_read: never opened, not even listed
         self.prune = frozenset((*prune, ".git"))
         self.max_bytes, self.stop = max_bytes, stop
         self.max_depth, self.max_dirs = max_depth, max_dirs
@@ -99,7 +102,9 @@ class SkillScan:
         self._chains: dict[str, IgnoreChain | object | None] = {}
         self._base = rules.chain
         self.root_fd = os.open(root, DIR_FLAGS)
-        self.policy = SymlinkPolicy(root, prune, root_fd=self.root_fd, base=rules.chain)
+        self.policy = SymlinkPolicy(
+            root, prune, root_fd=self.root_fd, base=rules.chain, deny=self.deny
+        )
 
     def __enter__(self) -> SkillScan:
         return self
@@ -180,10 +185,18 @@ class SkillScan:
             done = child
         raise AssertionError("unreachable")  # pragma: no cover
 
+    def _denied(self, rel: str, is_dir: bool) -> bool:
+        """Whether ``deny_read`` denies ``rel`` (warned): checked before anything is opened."""
+        pattern = self.deny.entry(rel, is_dir) if self.deny is not None else None
+        if pattern is None:
+            return False
+        self.warnings.append((rel, deny_warning(rel, pattern).split(": ", 1)[1]))
+        return True
+
     def _step(
         self, fd: int, rel: str, name: str, chain: IgnoreChain | None
     ) -> tuple[int, IgnoreChain | None] | None:
-        if name in self.prune:
+        if name in self.prune or self._denied(rel, True):
             return None
         if chain is not None and chain.ignored(rel, name, True):
             prefix = rel.rpartition("/")[0]
@@ -272,6 +285,8 @@ class SkillScan:
         else:
             kept, inside = names, set()
         for name in sorted({*kept, *inside}):
+            if self._denied(prefix + name, True):
+                continue
             if level >= self.max_depth:
                 bounds.too_deep += 1
                 continue
@@ -301,6 +316,8 @@ class SkillScan:
         rel = prefix + SKILL_FILE
         if chain is not None and chain.ignored(rel, SKILL_FILE, False):
             self.warn(rel, "skipped: ignored by .gitignore")
+            return None
+        if self._denied(rel, False):
             return None
         target: str | int = SKILL_FILE
         try:
