@@ -138,11 +138,13 @@ class SkillCatalog:
         scope_warnings: tuple[tuple[str, str], ...] = ()
         if isinstance(targets, str | os.PathLike):
             targets = (targets,)
+        settings = _Settings.of(config) if config is not None else _Settings.default()
         if targets:
             given = _absolute(workspace)
-            scope = await resolve_scope(root, targets, prune=_prune(config), workspace=given)
+            scope = await resolve_scope(
+                root, targets, prune=_prune(config), workspace=given, deny=settings.deny
+            )
             directories, scope_warnings = scope.directories, scope.warnings
-        settings = _Settings.of(config) if config is not None else _Settings.default()
         return await run_stoppable(
             lambda stop: _discover(root, directories, settings, strict, stop, scope_warnings)
         )

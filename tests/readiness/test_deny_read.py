@@ -148,3 +148,22 @@ async def test_skills_discovery_never_opens_a_denied_skill(tree: Tree, opens: li
     assert [p for p in opens if "vault" in p] == []  # keys/SKILL.md: the FIFO did not block
     warnings = "\n".join(catalog.warnings)
     assert "vault" in warnings and "keys/SKILL.md" in warnings and "deny_read" in warnings
+
+
+async def test_a_denied_target_is_never_opened(tree: Tree, opens: list[str]) -> None:
+    """A target matching deny_read (here a FIFO, which would block if opened) and a target
+    below a denied directory: neither is opened, nor is any file of the denied directory."""
+    root = tree(FILES)
+    os.mkfifo(root / ".env.local")
+    opens.clear()
+    config = HarnessConfig(agents={"dev": "You are the developer."}, deny_read=DENY)
+    with anyio.fail_after(20):
+        async with Harness(config) as h:
+            build = await h.build(
+                root, agent="dev", targets=[".env.local", "secrets/db/x.py", "pkg/a.py"]
+            )
+    assert [p for p in opens if p.endswith((".env.local", "secrets/AGENTS.md"))] == []
+    assert [p for p in opens if os.path.basename(p) == "secrets"] == []
+    assert SECRET not in build.prompt.text
+    assert "Package rules." in build.prompt.text
+    assert any("stops above secrets" in w and "deny_read" in w for w in build.warnings)
