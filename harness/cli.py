@@ -230,6 +230,9 @@ def _build_parser() -> _Parser:
     from harness.inspector.command import add_commands as add_inspector_commands
 
     add_inspector_commands(commands)  # view; and diff --text
+    from harness.cases.command import add_commands as add_case_commands
+
+    add_case_commands(commands)  # case save, case check
     return parser
 
 
@@ -414,10 +417,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         import anyio
 
+        from harness.cases.command import COMMANDS as CASE_COMMANDS
         from harness.inspector.command import COMMANDS as INSPECTOR_COMMANDS
         from harness.manifests.commands import COMMANDS
 
-        commands = {**COMMANDS, **INSPECTOR_COMMANDS}  # the inspector's diff adds --text
+        # the inspector's diff adds --text
+        commands = {**COMMANDS, **INSPECTOR_COMMANDS, **CASE_COMMANDS}
         if args.command in commands:
             return anyio.run(commands[args.command], args)
         _check_paths(args)

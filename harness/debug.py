@@ -139,13 +139,19 @@ def _envelope_lines(build: PromptBuild) -> list[str]:
 
 
 def _context_lines(build: PromptBuild) -> list[str]:
-    """Each loan of unused tokens (allocation="ceilings") and the readiness, when judged."""
+    """Each loan of unused tokens (allocation="ceilings"), the readiness when judged, and each
+    unit removed before assembly (denied, outranked, duplicate)."""
     lines = [
         f"loan       {lender} -> {borrower}: {tokens:,} tokens"
         for lender, borrower, tokens in build.prompt.loans
     ]
     if build.readiness is not None:
         lines.extend(visible(line)[0] for line in build.readiness.explain().splitlines())
+    request = build.prompt.manifest().get("request") or {}
+    for item in request.get("excluded", ()):  # removed before assembly, each with its reason
+        of = f" of {item['of']}" if item.get("of") else ""
+        where = f"{item['id']} ({item['layer']})"
+        lines.append(f"removed    {visible(where)[0]}: {item['reason']}{visible(of)[0]}")
     return lines
 
 

@@ -19,7 +19,7 @@ above (the first matching prefix decides a module's layer):
     workspace safely, and finding the project it belongs to.
  5. ``harness.instruction_files``: instruction files and their stores.
  6. ``harness.project_context``, ``harness.manifests``, ``harness.tools``, ``harness.skills``:
-    what a build adds and records.
+    what a build adds and records; ``harness.cases``: recorded builds as regression cases.
  7. ``harness.config``: the configuration, which names settings of every part below.
  8. ``harness.build``, ``harness.harness``: one build's keywords and result, and the facade
     that wires the parts into one supervised tree.
@@ -45,7 +45,13 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("harness.stores", "harness.context_requests"),
     ("harness.workspace", "harness.unit_files", "harness.project_root"),
     ("harness.instruction_files",),
-    ("harness.project_context", "harness.manifests", "harness.tools", "harness.skills"),
+    (
+        "harness.project_context",
+        "harness.manifests",
+        "harness.tools",
+        "harness.skills",
+        "harness.cases",
+    ),
     ("harness.config",),
     ("harness.build", "harness.harness"),
     ("harness.debug", "harness.cli", "harness.__main__", "harness"),

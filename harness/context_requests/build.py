@@ -88,7 +88,8 @@ def prepare(
     now: datetime,
 ) -> Plan:
     """Add ``evidence`` to its layer, judge readiness over every unit (metadata only for the
-    denied), then screen out denied units and repeated text before anything is rendered."""
+    denied), then screen out denied units, outranked ones no requirement asks for, and
+    repeated text, before anything is rendered."""
     if request is not None and not isinstance(request, ContextRequest):
         raise ArgumentTypeError(f"request must be a ContextRequest or None, got {request!r}")
     units = check_evidence(evidence, layout)
@@ -100,8 +101,17 @@ def prepare(
         every = [u for spec in layout if spec.name in merged for u in _units(spec.name, merged)]
         ready = readiness(request, every, now=now)
     principal = request.principal if request is not None else frozenset()
-    screened_layers, screened = screen(merged, layout, principal)
+    screened_layers, screened = screen(merged, layout, principal, _outranked(ready))
     return Plan(screened_layers, screened, ready, request)
+
+
+def _outranked(ready: Readiness | None) -> frozenset[str]:
+    """The outranked units no requirement asks for: the higher authority wins their claim,
+    so they are not rendered. One a requirement matches stays (the decision needs it)."""
+    if ready is None or not ready.outranked:
+        return frozenset()
+    needed = {uid for item in ready.requirements for uid in (*item.units, *item.corroborating)}
+    return frozenset(ready.outranked) - needed
 
 
 def _units(name: str, layers: Mapping[str, LayerValue]) -> tuple[Unit, ...]:

@@ -21,12 +21,13 @@ tell a duplicate from an independent confirmation) are read.
 from __future__ import annotations
 
 import operator
+from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from itertools import compress, groupby, repeat
+from itertools import compress, repeat
 from types import MappingProxyType
-from typing import Literal
+from typing import Any, Literal, cast
 
 from harness.context_requests.request import ContextRequest, Requirement
 from harness.errors import ArgumentError, ArgumentTypeError, HarnessError
@@ -118,6 +119,8 @@ _authority = operator.attrgetter("authority")
 _requires = operator.attrgetter("requires")
 _max_age = operator.attrgetter("max_age")
 _kind = operator.attrgetter("kind")
+_Key = tuple[str | None, str | None]  # (kind, claim); claim None: any claim of the kind
+_Sink = list[object]
 
 
 def _fresh(unit: Unit, now: datetime | None) -> bool:
@@ -132,90 +135,145 @@ def _fresh(unit: Unit, now: datetime | None) -> bool:
     return (now - observed).total_seconds() <= max_age
 
 
+def _spread(keys: Iterable[object], items: Iterable[object], into: Mapping[Any, _Sink]) -> None:
+    """Append each item to the list its key names in ``into`` (others are discarded), as
+    one C-level pass: ``readiness`` sees thousands of units and must stay cheap."""
+    sink: _Sink = []
+    appenders = {key: bucket.append for key, bucket in into.items()}
+    calls = map(appenders.get, keys, repeat(sink.append))
+    deque(map(operator.call, calls, items), maxlen=0)
+
+
 @dataclass(slots=True)
 class _Sorted:
-    """The units after the gates: permitted and fresh (in order), and the ids of the rest;
-    ``by_kind`` indexes each list by kind, so a requirement looks at its own units only."""
+    """The units after the gates. Per position of the input: ``kinds`` and ``claims``
+    (``None`` for a denied or expired unit, so it matches nothing), and the denied and
+    expired units themselves."""
 
-    usable: list[Unit] = field(default_factory=list)
+    units: list[Unit]
+    kinds: list[str | None]
+    claims: list[str | None]
     denied: list[Unit] = field(default_factory=list)
     expired: list[Unit] = field(default_factory=list)
-    by_kind: dict[str, tuple[list[Unit], list[Unit], list[Unit]]] = field(default_factory=dict)
-
-    def index(self, wanted: frozenset[str]) -> None:
-        """Index the units of the ``wanted`` kinds (those the requirements name)."""
-        by_kind = self.by_kind = {kind: ([], [], []) for kind in wanted}
-        for position, units in enumerate((self.usable, self.expired, self.denied)):
-            for unit, kind in zip(units, map(_kind, units), strict=True):
-                if kind in wanted:
-                    by_kind[kind][position].append(unit)
 
 
 def _gates(request: ContextRequest, units: Iterable[Unit], now: datetime | None) -> _Sorted:
-    """Permissions first (a denied unit is never looked at further), then freshness."""
-    result = _Sorted()
+    """Permissions first (a denied unit is never looked at further), then freshness. Only
+    the units with ``requires`` or ``max_age`` are looked at one by one."""
     every = list(units)
     if not set(map(type, every)) <= {Unit}:
         for unit in every:
             if not isinstance(unit, Unit):
                 raise ArgumentTypeError(f"readiness: expected Unit items, got {unit!r}")
+    result = _Sorted(every, list(map(_kind, every)), list(map(_claim, every)))
+    positions = range(len(every))
     principal = request.principal
-    if any(map(_requires, every)):  # most units need no permission: one C-level pass
-        allowed = [not u.requires or u.requires <= principal for u in every]
-        result.denied = list(compress(every, map(operator.not_, allowed)))
-        every = list(compress(every, allowed))
+    denied: set[int] = set()
+    for index in compress(positions, map(_requires, every)):  # a non-empty set is true
+        if not every[index].requires <= principal:
+            denied.add(index)
+            result.denied.append(every[index])
+            result.kinds[index] = result.claims[index] = None
     ages = list(map(_max_age, every))
-    if set(ages) != {None}:
-        fresh = [age is None or _fresh(u, now) for u, age in zip(every, ages, strict=True)]
-        result.expired = list(compress(every, map(operator.not_, fresh)))
-        every = list(compress(every, fresh))
-    result.usable = every
-    result.index(frozenset(r.kind for r in request.requirements))
+    if 0 in ages:  # compress would skip a max_age of 0
+        aged: Iterable[int] = [i for i, age in enumerate(ages) if age is not None]
+    else:
+        aged = compress(positions, ages)
+    for index in aged:
+        unit = every[index]
+        if index not in denied and not _fresh(unit, now):
+            result.expired.append(unit)
+            result.kinds[index] = result.claims[index] = None
     return result
 
 
-def _resolve(
-    request: ContextRequest, usable: list[Unit]
-) -> tuple[dict[str, tuple[str, ...]], set[str]]:
-    """Per claim: the ids in conflict (the top authority's units disagreeing), and the ids
-    of units outranked by a higher authority class present for their claim."""
-    # C-level passes per claim (sorted by claim, grouped): thousands of units are common.
-    claimed_units = sorted(compress(usable, map(_claim, usable)), key=_claim)
-    conflicts: dict[str, tuple[str, ...]] = {}
-    outranked: set[str] = set()
-    for claim, group in groupby(claimed_units, key=_claim):
-        claimed = list(group)
-        order = request.authority.get(claim, ())
-        places = {name: place for place, name in enumerate(order)}
-        ranks = list(map(places.get, map(_authority, claimed), repeat(len(order))))
-        top = min(ranks)
-        winners = list(compress(claimed, map(operator.eq, repeat(top), ranks)))
-        if len(winners) < len(claimed):
-            outranked.update(map(_id, compress(claimed, map(operator.ne, repeat(top), ranks))))
-        valued = list(compress(winners, map(_value, winners)))
-        if len(set(map(_value, valued))) > 1:
-            conflicts[claim] = tuple(map(_id, valued))
-    return conflicts, outranked
+def _buckets(
+    requirements: Iterable[Requirement], gated: _Sorted
+) -> dict[_Key, tuple[list[Unit], list[Unit], list[Unit]]]:
+    """Per requirement key: its fresh permitted, its expired and its denied matches."""
+    keys = {(r.kind, r.claim) for r in requirements}
+    usable: dict[_Key, _Sink] = {key: [] for key in keys if key[1] is not None}
+    if usable:
+        _spread(zip(gated.kinds, gated.claims, strict=True), gated.units, usable)
+    any_claim: dict[str | None, _Sink] = {kind: [] for kind, claim in keys if claim is None}
+    if any_claim:
+        _spread(gated.kinds, gated.units, any_claim)
+    usable.update(((kind, None), bucket) for kind, bucket in any_claim.items())
+    return {
+        key: (cast(list[Unit], usable[key]), _few(key, gated.expired), _few(key, gated.denied))
+        for key in keys
+    }
 
 
-def _matching(requirement: Requirement, units: list[Unit]) -> list[Unit]:
-    """The ``units`` (all of the requirement's kind) of its claim, when it names one."""
-    claim = requirement.claim
+def _few(key: _Key, units: list[Unit]) -> list[Unit]:
+    """The ``units`` (few: expired or denied) a requirement's key matches."""
+    kind, claim = key
     if claim is None:
-        return units
-    return list(compress(units, map(operator.eq, repeat(claim), map(_claim, units))))
+        return [unit for unit in units if unit.kind == kind]
+    return [unit for unit in units if unit.kind == kind and unit.claim == claim]
+
+
+def _winners(
+    request: ContextRequest, pairs: Iterable[tuple[str | None, str | None]]
+) -> set[tuple[str | None, str | None]]:
+    """The (claim, authority) pairs that lose to a higher authority present for the claim."""
+    present: dict[str, set[str | None]] = {}
+    for claim, authority in pairs:
+        if claim is not None:
+            present.setdefault(claim, set()).add(authority)
+    losers: set[tuple[str | None, str | None]] = set()
+    for claim, classes in present.items():
+        order = request.authority.get(claim, ())
+        places: dict[str | None, int] = {name: place for place, name in enumerate(order)}
+        rank = {a: places.get(a, len(order)) for a in classes}
+        top = min(rank.values())
+        losers.update((claim, a) for a, place in rank.items() if place != top)
+    return losers
+
+
+def _resolve(
+    request: ContextRequest, gated: _Sorted
+) -> tuple[dict[str, tuple[str, ...]], list[str]]:
+    """Per claim: the ids in conflict (the top authority's units disagreeing), and the ids
+    of units outranked by a higher authority class present for their claim.
+
+    The decisions are taken on the small set of distinct (claim, authority) and (claim,
+    value) pairs; units are named in masked C-level passes."""
+    claims = gated.claims
+    if not any(claims):
+        return {}, []
+    units = gated.units
+    authorities = list(map(_authority, units))
+    losers = _winners(request, set(zip(claims, authorities, strict=True)))
+    outranked: list[str] = []
+    if losers:
+        lost = list(map(losers.__contains__, zip(claims, authorities, strict=True)))
+        outranked = list(map(_id, compress(units, lost)))
+        claims = [None if gone else claim for claim, gone in zip(claims, lost, strict=True)]
+    values = list(map(_value, units))
+    seen: dict[str, set[str]] = {}
+    for claim, value in set(zip(claims, values, strict=True)):
+        if claim is not None and value is not None:
+            seen.setdefault(claim, set()).add(value)
+    split = sorted(claim for claim, found in seen.items() if len(found) > 1)
+    if not split:
+        return {}, outranked
+    if None in values:  # a top-authority unit without a value is in no conflict
+        claims = [None if v is None else c for c, v in zip(claims, values, strict=True)]
+    conflicts: dict[str, _Sink] = {claim: [] for claim in split}
+    _spread(claims, map(_id, units), conflicts)
+    return {claim: tuple(cast(list[str], ids)) for claim, ids in conflicts.items()}, outranked
 
 
 def _status(
     requirement: Requirement,
-    gated: _Sorted,
+    buckets: Mapping[_Key, tuple[list[Unit], list[Unit], list[Unit]]],
     conflicts: Mapping[str, tuple[str, ...]],
 ) -> RequirementStatus:
     """A fresh permitted match (outranked or not: it is evidence) is present unless its claim
     is in conflict; with none, stale matches make it ``stale`` and only denied ones
     ``denied``."""
-    usable, expired, denied_units = gated.by_kind.get(requirement.kind, ([], [], []))
-    matching = _matching(requirement, usable)
+    matching, expired, denied_units = buckets[requirement.kind, requirement.claim]
     if matching:
         claims = {u.claim for u in matching} & conflicts.keys()
         in_conflict = sorted({i for claim in claims if claim for i in conflicts[claim]})
@@ -229,12 +287,10 @@ def _status(
             else:
                 distinct[unit.text] = unit.id
         return RequirementStatus(requirement, "present", tuple(distinct.values()), tuple(repeats))
-    stale = tuple(map(_id, _matching(requirement, expired)))
-    if stale:
-        return RequirementStatus(requirement, "stale", stale)
-    denied = tuple(map(_id, _matching(requirement, denied_units)))
-    if denied:
-        return RequirementStatus(requirement, "denied", denied)
+    if expired:
+        return RequirementStatus(requirement, "stale", tuple(map(_id, expired)))
+    if denied_units:
+        return RequirementStatus(requirement, "denied", tuple(map(_id, denied_units)))
     return RequirementStatus(requirement, "missing")
 
 
@@ -266,13 +322,14 @@ def readiness(
             raise ArgumentTypeError(f"now must be a datetime or None, got {now!r}")
         require_aware(now, "now")
     gated = _gates(request, units, now)
-    conflicts, outranked = _resolve(request, gated.usable)
-    statuses = tuple(_status(r, gated, conflicts) for r in request.requirements)
+    conflicts, outranked = _resolve(request, gated)
+    buckets = _buckets(request.requirements, gated)
+    statuses = tuple(_status(r, buckets, conflicts) for r in request.requirements)
     return Readiness(
         status=_overall(statuses),
         requirements=statuses,
         conflicts=MappingProxyType(conflicts),
         expired=tuple(map(_id, gated.expired)),
-        outranked=tuple(filter(outranked.__contains__, map(_id, gated.usable))),
+        outranked=tuple(outranked),
         denied=tuple(map(_id, gated.denied)),
     )

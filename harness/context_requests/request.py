@@ -63,9 +63,11 @@ class ContextRequest:
 
     task: str
     action: str | None = field(default=None, kw_only=True)
-    requirements: tuple[Requirement, ...] = field(default=(), kw_only=True)
+    # Declared as the caller may pass them (any sequence, any mapping of sequences); stored
+    # as tuples behind a read-only mapping.
+    requirements: Sequence[Requirement] = field(default=(), kw_only=True)
     principal: frozenset[str] = field(default=frozenset(), kw_only=True)
-    authority: Mapping[str, tuple[str, ...]] = field(
+    authority: Mapping[str, Sequence[str]] = field(
         default_factory=lambda: MappingProxyType({}), kw_only=True, compare=False, hash=False
     )
 

@@ -25,10 +25,11 @@ from dataclasses import dataclass, field
 from harness.prompt_assembler.layout import Layout
 from harness.prompt_assembler.values import Unit
 
-__all__ = ["DENIED", "DUPLICATE", "Screened", "screen"]
+__all__ = ["DENIED", "DUPLICATE", "OUTRANKED", "Screened", "screen"]
 
 DENIED = "denied"
 DUPLICATE = "duplicate"
+OUTRANKED = "outranked"
 
 LayerValue = str | Unit | Sequence[Unit]
 
@@ -76,9 +77,13 @@ def as_units(name: str, value: LayerValue) -> tuple[Unit, ...]:
 
 
 def screen(
-    layers: Mapping[str, LayerValue], layout: Layout, principal: frozenset[str]
+    layers: Mapping[str, LayerValue],
+    layout: Layout,
+    principal: frozenset[str],
+    outranked: frozenset[str] = frozenset(),
 ) -> tuple[dict[str, LayerValue], Screened]:
-    """``layers`` without the units ``principal`` may not see and without repeated
+    """``layers`` without the units ``principal`` may not see, without the information units
+    of ``outranked`` ids (a higher authority for their claim is present) and without repeated
     information-layer text, and the record of what was removed."""
     kept: dict[str, LayerValue] = {}
     excluded: list[Excluded] = []
@@ -93,6 +98,9 @@ def screen(
         for unit in units:
             if unit.requires and not unit.requires <= principal:
                 excluded.append(Excluded(spec.name, unit.id, DENIED))
+                continue
+            if spec.authority == "information" and unit.claim and unit.id in outranked:
+                excluded.append(Excluded(spec.name, unit.id, OUTRANKED))
                 continue
             if spec.authority == "information":
                 original = first.setdefault(unit.text, unit.id)

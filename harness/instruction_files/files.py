@@ -279,8 +279,10 @@ class InstructionFiles:
         _check_name("agent", agent)
         if project_id is not None:
             _check_name("project_id", project_id)
-        prune = self._settings.vendored
-        scope = await scope_for(workspace.path, workspace.given, targets, prune=prune)
+        prune, deny = self._settings.vendored, self._settings.deny_read
+        scope = await scope_for(
+            workspace.path, workspace.given, targets, prune=prune, deny_read=deny
+        )
         return named(await self._load(workspace, agent, project_id, scope), scope)
 
     async def _load(
@@ -379,7 +381,11 @@ class InstructionFiles:
         same cache; the database row is not a rule file and is not looked at."""
         resolved = self.resolve(workspace)
         scope = await scope_for(
-            resolved.path, resolved.given, targets, prune=self._settings.vendored
+            resolved.path,
+            resolved.given,
+            targets,
+            prune=self._settings.vendored,
+            deny_read=self._settings.deny_read,
         )
         found = await self._load(resolved, _RULES_AGENT, None, scope)
         if scope is not None and found.targets != scope.targets:

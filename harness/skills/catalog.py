@@ -167,11 +167,14 @@ class SkillCatalog:
         scope_warnings: tuple[tuple[str, str], ...] = ()
         if isinstance(targets, str | os.PathLike):
             targets = (targets,)
+        settings = _Settings.of(config) if config is not None else _Settings.default()
         if targets:
             given = _absolute(workspace)
-            scope = await resolve_scope(root, targets, prune=_prune(config), workspace=given)
+            deny = DenyRules(settings.deny_read)
+            scope = await resolve_scope(
+                root, targets, prune=_prune(config), workspace=given, deny=deny
+            )
             directories, scope_warnings = scope.directories, scope.warnings
-        settings = _Settings.of(config) if config is not None else _Settings.default()
         job = _Job(root, directories, settings, strict, scope_warnings, cache)
         return await run_stoppable(job.run)
 

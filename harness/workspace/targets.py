@@ -57,6 +57,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from harness.errors import ArgumentError, HarnessError
+from harness.workspace.deny import DenyRules
 from harness.workspace.display import display_path
 from harness.workspace.reading import DIR_FLAGS, reason
 from harness.workspace.stoppable import run_stoppable
@@ -195,10 +196,12 @@ def chain_of(
     prune: frozenset[str],
     given: str,
     steps: _Steps | None = None,
+    deny: DenyRules | None = None,
 ) -> tuple[tuple[str, ...], str | None]:
     """The real path (its parts) of the deepest existing directory of target ``rel`` below
     the root (real path ``root``, open as ``root_fd``), and why the chain ended early when a
-    component could not be examined. ``steps`` is charged one per component examined.
+    component could not be examined. ``steps`` is charged one per component examined. A
+    directory ``deny`` denies is never opened: the chain ends above it, warned.
 
     One loop over the components (a stack: a link's target is pushed back onto it), kept in
     one function so the descriptors it holds are closed in one ``finally``; hence its length.
@@ -208,6 +211,7 @@ def chain_of(
     fds: list[int] = []
     virtual = 0  # components below ``done`` not entered (missing, a file, a pruned name)
     hops = 0
+    note: str | None = None
     try:
         while todo:
             part = todo.pop()
@@ -246,6 +250,11 @@ def chain_of(
                 if not stat.S_ISDIR(info.st_mode):  # a file: its chain ends at its directory
                     virtual = 1
                     continue
+                pattern = deny.entry("/".join((*done, part)), True) if deny is not None else None
+                if pattern is not None:  # deny_read: not opened, not even to pass through
+                    virtual = 1
+                    note = _denied_note("/".join((*done, part)), pattern)
+                    continue
                 fds.append(os.open(part, DIR_FLAGS, dir_fd=here))
                 done.append(part)
             except (FileNotFoundError, NotADirectoryError):
@@ -255,10 +264,17 @@ def chain_of(
                 return tuple(done), (
                     f"target's chain ends above {where}, which cannot be examined ({reason(exc)})"
                 )
-        return tuple(done), None
+        return tuple(done), note
     finally:
         for fd in fds:
             os.close(fd)
+
+
+def _denied_note(where: str, pattern: str) -> str:
+    return (
+        f"target's chain stops above {display_path(where)}: it matches the deny_read pattern "
+        f"{pattern!r} (setting deny_read), so it is never opened"
+    )
 
 
 def _below_root(link: str, root: str) -> str | None:
@@ -279,12 +295,14 @@ def scope_of(
     workspace: str | None = None,
     stop: threading.Event | None = None,
     budget: int | None = None,
+    deny: DenyRules | None = None,
 ) -> Scope:
     """The scope of ``targets`` in the workspace whose real path is ``root`` (``workspace``:
     the absolute path it was given by, for absolute targets written through it). Raises
     ``TargetOutsideWorkspace`` for the first target that resolves outside, ``ArgumentError``
     for one that cannot be a path; ``WalkCancelled`` soon after ``stop`` is set (from
-    another thread). ``budget``: at most that many components, for ``resolve_scope``."""
+    another thread). ``budget``: at most that many components, for ``resolve_scope``.
+    ``deny``: the ``deny_read`` rules (a denied directory on a chain is never opened)."""
     targets = _counted(targets)
     steps = _Steps(budget, stop) if budget is not None or stop is not None else None
     pruned = frozenset((*prune, ".git"))
@@ -296,7 +314,7 @@ def scope_of(
         for target in targets:
             given = _given(target)
             rel = _relative(root, given, workspace)
-            parts, warning = chain_of(root, root_fd, rel, pruned, given, steps)
+            parts, warning = chain_of(root, root_fd, rel, pruned, given, steps, deny or None)
             if warning is not None:
                 warnings.append((normalised(rel), warning))
             recorded.setdefault(normalised(rel), None)
@@ -353,6 +371,7 @@ async def resolve_scope(
     *,
     prune: Iterable[str],
     workspace: str | None = None,
+    deny: DenyRules | None = None,
 ) -> Scope:
     """``scope_of`` for a load on the event loop: resolved right there while it takes at
     most ``ON_LOOP`` components (the common case: a few system calls, no thread hop), else
@@ -360,11 +379,11 @@ async def resolve_scope(
     running)."""
     targets, prune = _counted(targets), tuple(prune)
     try:
-        return scope_of(root, targets, prune=prune, workspace=workspace, budget=ON_LOOP)
+        return scope_of(root, targets, prune=prune, workspace=workspace, budget=ON_LOOP, deny=deny)
     except _OverBudget:
         pass
     return await run_stoppable(
-        lambda stop: scope_of(root, targets, prune=prune, workspace=workspace, stop=stop)
+        lambda stop: scope_of(root, targets, prune=prune, workspace=workspace, stop=stop, deny=deny)
     )
 
 

@@ -39,7 +39,8 @@ async def test_not_ready_raises_only_when_asked() -> None:
                 )
             assert caught.value.readiness.status == "NEEDS_MORE_CONTEXT"
             prompt = await h.build_prompt(ACME, evidence=timeout_evidence(), **options)
-            assert "30 s" in prompt.text  # not ready, yet the prompt is there when not required
+            # not ready, yet the prompt is there when not required
+            assert "Reduced the timeout to 5 s" in prompt.text
             recorded = prompt.manifest()["request"]
             assert recorded["readiness"]["status"] == "NEEDS_MORE_CONTEXT"
             assert recorded["request"]["action"] == "change_production_config"
@@ -104,3 +105,20 @@ def _assert_absent(directory: Path, needles: list[bytes]) -> None:
     for path in directory.iterdir():
         data = path.read_bytes()
         assert not [needle for needle in needles if needle in data], path
+
+
+async def test_outranked_evidence_is_not_rendered_unless_a_requirement_asks_for_it() -> None:
+    """The incident outranks README, source and spec for the claim: they are not rendered
+    (reason outranked); the incident, which a requirement names, stays even once the
+    production config outranks it."""
+    with anyio.fail_after(20):
+        async with Harness(EXTENDED, database=ACME_DB) as h:
+            options = {"agent": "reviewer", "project_id": "acme", "request": timeout_request()}
+            config = production_config(observed=datetime.now(UTC))
+            prompt = await h.build_prompt(ACME, evidence=[*timeout_evidence(), config], **options)
+    evidence = prompt.layer("evidence")
+    assert evidence.kept == ("incidents/INC-2211.md", "config/prod/payment.yaml")
+    assert "30 s" not in prompt.text and "DEFAULT_TIMEOUT" not in prompt.text
+    excluded = prompt.manifest()["request"]["excluded"]
+    outranked = [e["id"] for e in excluded if e["reason"] == "outranked"]
+    assert outranked == ["README.md", "src/payment/client.py", "api/payment.yaml"]

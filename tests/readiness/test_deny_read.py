@@ -123,3 +123,47 @@ def test_a_configured_list_replaces_the_default(tmp_path: Path) -> None:
 )
 def test_patterns_read_as_gitignore_lines(path: str, denied: str | None) -> None:
     assert DenyRules((*DEFAULT_DENY_READ, "vault/")).denied(path) == denied
+
+
+SKILL = "---\nname: {name}\ndescription: {what}\n---\nSteps.\n"
+
+
+async def test_skills_discovery_never_opens_a_denied_skill(tree: Tree, opens: list[str]) -> None:
+    """A denied skills directory is not listed and a denied SKILL.md (here a FIFO, which would
+    block the scan if opened) is not opened; each is a warning naming the setting."""
+    root = tree(
+        {
+            ".agents/skills/fix/SKILL.md": SKILL.format(name="fix", what="Fix things."),
+            ".agents/skills/vault/SKILL.md": SKILL.format(name="vault", what=SECRET),
+        }
+    )
+    (root / ".agents/skills/keys").mkdir()
+    os.mkfifo(root / ".agents/skills/keys/SKILL.md")
+    opens.clear()
+    config = HarnessConfig(deny_read=(*DEFAULT_DENY_READ, "vault/", "keys/SKILL.md"))
+    with anyio.fail_after(20):
+        async with Harness(config) as h:
+            catalog = await h.skills(root)
+    assert catalog.names == ("fix",)
+    assert [p for p in opens if "vault" in p] == []  # keys/SKILL.md: the FIFO did not block
+    warnings = "\n".join(catalog.warnings)
+    assert "vault" in warnings and "keys/SKILL.md" in warnings and "deny_read" in warnings
+
+
+async def test_a_denied_target_is_never_opened(tree: Tree, opens: list[str]) -> None:
+    """A target matching deny_read (here a FIFO, which would block if opened) and a target
+    below a denied directory: neither is opened, nor is any file of the denied directory."""
+    root = tree(FILES)
+    os.mkfifo(root / ".env.local")
+    opens.clear()
+    config = HarnessConfig(agents={"dev": "You are the developer."}, deny_read=DENY)
+    with anyio.fail_after(20):
+        async with Harness(config) as h:
+            build = await h.build(
+                root, agent="dev", targets=[".env.local", "secrets/db/x.py", "pkg/a.py"]
+            )
+    assert [p for p in opens if p.endswith((".env.local", "secrets/AGENTS.md"))] == []
+    assert [p for p in opens if os.path.basename(p) == "secrets"] == []
+    assert SECRET not in build.prompt.text
+    assert "Package rules." in build.prompt.text
+    assert any("stops above secrets" in w and "deny_read" in w for w in build.warnings)

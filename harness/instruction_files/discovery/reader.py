@@ -172,7 +172,8 @@ def discover(
     scope = None
     if targets:
         given = os.path.abspath(os.fspath(workspace))
-        scope = scope_of(root, targets, prune=settings.vendored, workspace=given)
+        deny = DenyRules(settings.deny_read)
+        scope = scope_of(root, targets, prune=settings.vendored, workspace=given, deny=deny)
     found = walk_workspace(root, settings, stop, scope=scope)
     return applied(found, found.targets)
 

@@ -25,6 +25,7 @@ from collections.abc import Iterable, Sequence
 from harness.instruction_files.discovery.reader import applied, walk_workspace
 from harness.instruction_files.models import InstructionSet
 from harness.instruction_files.settings import InstructionFilesSettings
+from harness.workspace.deny import DenyRules
 from harness.workspace.targets import Scope, resolve_scope
 
 __all__ = ["Targets", "applied", "named", "scope_for"]
@@ -34,7 +35,12 @@ Targets = Sequence[str | os.PathLike[str]]
 
 
 async def scope_for(
-    root: str, given: str | None, targets: Targets, *, prune: Iterable[str]
+    root: str,
+    given: str | None,
+    targets: Targets,
+    *,
+    prune: Iterable[str],
+    deny_read: Iterable[str] = (),
 ) -> Scope | None:
     """The scope of ``targets`` in the workspace whose real path is ``root`` (None: no
     targets, the full walk). Raises ``TargetOutsideWorkspace``."""
@@ -42,7 +48,8 @@ async def scope_for(
         targets = (targets,)  # one path, not a sequence of one-letter targets
     if not targets:
         return None
-    return await resolve_scope(root, targets, prune=prune, workspace=given)
+    deny = DenyRules(deny_read)
+    return await resolve_scope(root, targets, prune=prune, workspace=given, deny=deny)
 
 
 def named(found: InstructionSet, scope: Scope | None) -> InstructionSet:
