@@ -39,11 +39,11 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from harness.instruction_files.models import InstructionSource, PassedRule
+from harness.instruction_files.models import InstructionSource, PassedRule, Trigger
 from harness.workspace import (
     DirectoryWalk,
     Here,
@@ -65,7 +65,7 @@ from harness.workspace.ignore import IgnoreChain
 from harness.workspace.import_door import ImportDoor, expand_file, revision
 from harness.workspace.reading import DIR_FLAGS
 
-__all__ = ["Directory", "Found", "InstructionFormat", "file_sources"]
+__all__ = ["Directory", "Found", "InstructionFormat", "body_source", "file_sources"]
 
 
 @dataclass(slots=True)
@@ -130,9 +130,25 @@ def file_sources(
     decoded, imports expanded; no source for a blank file. ``door`` must belong to a walk
     not released yet."""
     content, notes = decode(found.data)
-    if not content.strip():
+    made, more = body_source(found, door, format, content)
+    return made, [*notes, *more] if made else more  # a blank file: only that it was skipped
+
+
+def body_source(
+    found: Found,
+    door: ImportDoor,
+    format: str,
+    body: str,
+    *,
+    trigger: Trigger = "always",
+    globs: tuple[str, ...] = (),
+    metadata: Mapping[str, object] | None = None,
+) -> tuple[list[InstructionSource], list[str]]:
+    """``body`` (the decoded text of ``found``, less any frontmatter) as one source, its
+    imports expanded; none for a blank body. The digest is of the file's bytes."""
+    if not body.strip():
         return [], ["skipped: empty or whitespace-only"]
-    content, imports, import_notes = expand_file(door, found.rel, content)
+    content, imports, notes = expand_file(door, found.rel, body)
     digest = hashlib.sha256(found.data).hexdigest()
     source = InstructionSource(
         kind="root" if found.depth == 0 else "directory",
@@ -143,8 +159,11 @@ def file_sources(
         version=revision(digest, imports),
         imports=imports,
         format=format,
+        trigger=trigger,
+        globs=globs,
+        metadata=metadata if metadata is not None else {},
     )
-    return [source], [*notes, *import_notes]
+    return [source], notes
 
 
 class Reading(Protocol):

@@ -18,16 +18,15 @@ which files it still shadows.
 
 from __future__ import annotations
 
-from harness.instruction_files.discovery.format import Directory, Found, file_sources
-from harness.instruction_files.models import InstructionSource
-from harness.workspace.import_door import ImportDoor
+from harness.instruction_files.discovery.format import Directory
+from harness.instruction_files.discovery.rules import RuleFormat
 
 __all__ = ["AgentsFormat"]
 
 LOCAL_FILES = frozenset({"AGENTS.override.md"})  # personal: read even when an ignore rule lists it
 
 
-class AgentsFormat:
+class AgentsFormat(RuleFormat):
     """One file per directory, the first readable one of ``names``."""
 
     name = "agents"
@@ -49,12 +48,3 @@ class AgentsFormat:
             shadowed = tuple(other for other in names[index + 1 :] if directory.is_file(other))
             if directory.take(name, shadows=shadowed, local=name in LOCAL_FILES):
                 return
-
-    def sources(self, found: Found, door: ImportDoor) -> tuple[list[InstructionSource], list[str]]:
-        return file_sources(found, door, self.name)
-
-    def affects(self, rel: str) -> frozenset[str]:
-        return frozenset({rel.rpartition("/")[0]})
-
-    def home(self, rel: str) -> str | None:
-        return None
