@@ -15,9 +15,11 @@ Like ``git check-ignore -v``: every candidate rule file of the configured format
 targets' chains, with ``applied`` and a one-line reason: ``always``; ``glob 'G' matched T``
 or ``no glob matched`` for a path rule; the reason a read rule is not a source
 (``description only: catalog``, ``excluded for agent coding-agent``, ``manual: ...``);
-``shadowed by AGENTS.override.md``; ``ignored by .gitignore``; or why a file was skipped
-(over the byte cap, unparseable frontmatter, ...). Sources come first, in precedence order,
-then the rest by path.
+``shadowed by AGENTS.override.md``; ``ignored by .gitignore:3`` (the ignore file and line
+of the deciding pattern, ``.git/info/exclude`` too); ``local file`` for an
+``AGENTS.override.md`` or ``CLAUDE.local.md`` read although an ignore rule lists it; or why
+a file was skipped (over the byte cap, unparseable frontmatter, ...). Sources come first,
+in precedence order, then the rest by path.
 """
 
 from __future__ import annotations
@@ -87,7 +89,12 @@ def explain(
     """The explanation of a load's set ``found`` (every rule it read, path rules not yet
     filtered) for its targets, in the workspace whose real path is ``root``."""
     targets = found.targets
-    rules = [_verdict(source, targets) for source in found if source.format != "database"]
+    local = frozenset(found.local)
+    rules = [
+        _verdict(source, targets, source.path in local)
+        for source in found
+        if source.format != "database"
+    ]
     rest = [RuleCandidate(rule.path, rule.format, False, rule.reason) for rule in found.passed]
     rest += _shadowed(found, root, settings)
     rest += _skipped(found.warnings, formats)
@@ -95,9 +102,9 @@ def explain(
     return RulesExplanation(targets, found.chain, (*rules, *rest), found.warnings)
 
 
-def _verdict(source: InstructionSource, targets: tuple[str, ...]) -> RuleCandidate:
+def _verdict(source: InstructionSource, targets: tuple[str, ...], local: bool) -> RuleCandidate:
     if source.trigger != "paths":
-        return RuleCandidate(source.path, source.format, True, "always")
+        return RuleCandidate(source.path, source.format, True, "local file" if local else "always")
     if not targets:
         reason = "no targets: a path rule applies only when a target matches its globs"
         return RuleCandidate(source.path, source.format, False, reason)
@@ -137,8 +144,6 @@ def _skipped(warnings: Sequence[str], formats: Sequence[InstructionFormat]) -> l
         format = _format_of(path, formats)
         if format is None:
             continue
-        if reason.startswith("ignored by .gitignore"):
-            reason = "ignored by .gitignore"
         out.append(RuleCandidate(path, format, False, reason.split("; it still shadows")[0]))
     return out
 

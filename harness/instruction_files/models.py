@@ -105,7 +105,9 @@ class InstructionSet:
     full walk. A rule with path globs is among the ``sources`` only when one of the
     ``targets`` matches one of them (so never in a load without targets). ``passed``: the
     rule files read that are not sources (manual and description-only rules, rules excluded
-    for this agent), in path order.
+    for this agent), in path order. ``local``: the paths of the sources that are local
+    files (``AGENTS.override.md``, ``CLAUDE.local.md``) read although an ignore rule lists
+    them, as Codex and Claude Code read them.
     """
 
     sources: tuple[InstructionSource, ...] = ()
@@ -114,6 +116,7 @@ class InstructionSet:
     targets: tuple[str, ...] = ()
     chain: tuple[str, ...] = ()
     passed: tuple[PassedRule, ...] = ()
+    local: tuple[str, ...] = ()
 
     def __iter__(self) -> Iterator[InstructionSource]:
         return iter(self.sources)

@@ -157,6 +157,14 @@ class IgnoreFile:
     fixed_rules: dict[int, tuple[_Rule, ...]]
     variable_rules: tuple[_Rule, ...]
     _memo: dict[tuple[str, bool], tuple[int, bool] | None] = field(default_factory=dict)
+    origin: str | None = None  # where it was read, when not ``base``'s .gitignore
+
+    @property
+    def shown(self) -> str:
+        """The file, workspace-relative, as ``git check-ignore -v`` names it."""
+        if self.origin is not None:
+            return self.origin
+        return f"{self.base}/.gitignore" if self.base else ".gitignore"
 
     @classmethod
     def parse(
@@ -288,6 +296,18 @@ class IgnoreChain:
         return self._decide(rel, name, is_dir)
 
     def _decide(self, rel: str, name: str, is_dir: bool) -> bool:
+        found = self._deciding(rel, name, is_dir)
+        return found is not None and found[1][1]
+
+    def deciding(self, rel: str, name: str, is_dir: bool) -> tuple[str, int] | None:
+        """The ignore file (as ``IgnoreFile.shown``) and line whose pattern decides ``rel``
+        (the last matching one, as ``git check-ignore -v`` reports it), or None."""
+        found = self._deciding(rel, name, is_dir)
+        return None if found is None else (found[0].shown, found[1][0])
+
+    def _deciding(
+        self, rel: str, name: str, is_dir: bool
+    ) -> tuple[IgnoreFile, tuple[int, bool]] | None:
         for ignore in reversed(self._files):
             base = ignore.base
             if base:
@@ -298,8 +318,8 @@ class IgnoreChain:
                 path = rel
             found = ignore.check(path, name, is_dir)
             if found is not None:
-                return found[1]
-        return False
+                return ignore, found
+        return None
 
     def kept_dirs(self, prefix: str, names: list[str]) -> list[str]:
         """The directory ``names`` (children of ``prefix``) that are not ignored."""
@@ -349,6 +369,7 @@ def _read_exclude(root: str) -> tuple[IgnoreFile | None, str | None]:
         return None, f"cannot be read ({reason(found.error)})"
     data = found.data
     parsed, _ = IgnoreFile.parse("", data)
+    parsed.origin = ".git/info/exclude"
     return (None if parsed.empty else parsed), None
 
 

@@ -239,7 +239,7 @@ async def test_instruction_files_block(
 ) -> None:
     """With ``path/to/repo`` a copy of the example and ``app.db`` its database: the sources
     print in ascending precedence with their depth and digest, and there are no warnings."""
-    [code] = blocks("instruction-files.md", "python")
+    [code] = blocks("instruction-files.md", "python", "")  # the one above every heading
     repo = tmp_path / "path" / "to" / "repo"
     shutil.copytree(ACME, repo)
     shutil.copyfile(ACME_DB, tmp_path / "app.db")

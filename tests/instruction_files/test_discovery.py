@@ -220,12 +220,26 @@ def test_deeper_gitignore_overrides_a_shallower_one(ws: Path, write: Writer) -> 
 
 
 def test_gitignored_instruction_file_is_skipped_with_a_warning(ws: Path, write: Writer) -> None:
-    write(".gitignore", "AGENTS.override.md\n")
+    write(".gitignore", "# generated\n/AGENTS.md\n")
+    write("AGENTS.md", "generated rules git does not see\n")
+    write("pkg/AGENTS.md", "committed rules\n")
+    found = discover(ws)
+    assert paths(found) == ["pkg/AGENTS.md"]
+    assert warning_for(found, "AGENTS.md") == "AGENTS.md: skipped: ignored by .gitignore:2"
+
+
+def test_a_gitignored_override_is_read_as_a_local_file(ws: Path, write: Writer) -> None:
+    """``AGENTS.override.md`` is personal: Codex reads it even when ``.gitignore`` lists it
+    (it did not before; an ignored override used to be skipped). Not inside an ignored
+    directory, though."""
+    write(".gitignore", "**/AGENTS.override.md\nbuild/\n")
     write("AGENTS.override.md", "a personal override git does not see\n")
     write("AGENTS.md", "committed rules\n")
+    write("build/AGENTS.override.md", "inside an ignored directory\n")
     found = discover(ws)
-    assert paths(found) == ["AGENTS.md"]
-    assert "ignored by .gitignore" in warning_for(found, "AGENTS.override.md")
+    assert paths(found) == ["AGENTS.override.md"]
+    assert found.local == ("AGENTS.override.md",)
+    assert found.warnings == ()
 
 
 def test_every_gitignore_line_is_a_pattern_as_in_git(ws: Path, write: Writer) -> None:

@@ -72,7 +72,44 @@ def test_a_gitignored_local_file_is_read_but_not_inside_an_ignored_directory(
     write("build/CLAUDE.local.md", "inside an ignored directory\n")
     found = discover(ws, BOTH)
     assert _shown(found) == [("CLAUDE.local.md", "claude")]
-    assert found.warnings == ("CLAUDE.md: skipped: ignored by .gitignore",)
+    assert found.warnings == ("CLAUDE.md: skipped: ignored by .gitignore:2",)
+    assert found.local == ("CLAUDE.local.md",)
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+def test_local_files_on_every_path_of_the_walk(write: Writer, ws: Path) -> None:
+    """Ignored ``AGENTS.override.md`` and ``CLAUDE.local.md`` are read by the full walk, a
+    scoped walk, a reload and after ``invalidate(path)``; never inside an ignored or vendored
+    directory. (Before, an ignored override was skipped.)"""
+    git(ws, "init", "-q")
+    write(".gitignore", "**/AGENTS.override.md\nCLAUDE.local.md\ngen/\n")
+    write("pkg/AGENTS.md", "shared\n")
+    write("pkg/AGENTS.override.md", "mine\n")
+    write("gen/AGENTS.override.md", "ignored directory\n")
+    write("node_modules/AGENTS.override.md", "vendored\n")
+    expected = [("pkg/AGENTS.override.md", "agents")]
+    assert _shown(discover(ws, BOTH)) == expected
+    scoped = discover(ws, BOTH, targets=["pkg/x.py", "gen/x.py", "node_modules/x.js"])
+    assert _shown(scoped) == expected and scoped.local == ("pkg/AGENTS.override.md",)
+    root = resolve_workspace(ws)
+    _, snapshot = walk(root, BOTH)
+    write("pkg/CLAUDE.local.md", "my notes\n")
+    found, _ = walk(root, BOTH, base=(snapshot, frozenset({"pkg/CLAUDE.local.md"})))
+    assert found == discover(ws, BOTH)
+    assert found.local == ("pkg/AGENTS.override.md", "pkg/CLAUDE.local.md")
+
+    async def run() -> InstructionSet:
+        files = InstructionFiles(BOTH)
+        with anyio.fail_after(20):
+            async with Supervisor([files.child_spec()]):
+                await files.load(root, agent="a")
+                write("AGENTS.override.md", "root override\n")
+                files.invalidate(ws / "AGENTS.override.md")
+                return await files.load(root, agent="a")
+
+    loaded = anyio.run(run)
+    assert loaded.sources[0].path == "AGENTS.override.md"
+    assert "AGENTS.override.md" in loaded.local
 
 
 def test_every_rule_of_the_walk_holds_for_claude_files(write: Writer, ws: Path) -> None:

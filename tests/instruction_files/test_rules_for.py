@@ -68,13 +68,62 @@ def test_every_reason(repo: Path) -> None:
         "excluded for agent coding-agent",
     )
     assert reasons["web/AGENTS.md"] == (False, "shadowed by AGENTS.override.md")
-    assert reasons[".cursor/rules/secret.mdc"] == (False, "ignored by .gitignore")
+    assert reasons[".cursor/rules/secret.mdc"] == (False, "ignored by .gitignore:1")
     assert explanation.targets == ("src/app.tsx", "web/components/x.vue")
     assert explanation.chain == (".", "web")  # the directories that exist
     applied = [rule.path for rule in explanation.applied]
     assert applied[0] == "AGENTS.md" and "web/AGENTS.override.md" in applied
     text = str(explanation)
     assert "not applied  .cursor/rules/secret.mdc" in text
+
+
+def test_the_deciding_ignore_file_and_line_are_named(repo: Path) -> None:
+    """As ``git check-ignore -v``: the last matching pattern's file and line, a nested
+    ``.gitignore`` and ``.git/info/exclude`` alike."""
+    (repo / ".gitignore").write_text("# secrets\n*.tmp\n.cursor/rules/secret.mdc\n")
+    (repo / "web" / ".gitignore").write_text("\n.cursor/\n!.cursor/\n.cursor/rules/*.mdc\n")
+    (repo / ".git" / "info" / "exclude").write_text("# mine\nGEMINI.md\n")
+    (repo / "GEMINI.md").write_text("gemini\n")
+    reasons = _reasons(_explain(repo, ["web/components/x.vue"]))
+    assert reasons[".cursor/rules/secret.mdc"] == (False, "ignored by .gitignore:3")
+    assert reasons["web/.cursor/rules/components.mdc"] == (False, "ignored by web/.gitignore:4")
+    assert reasons["GEMINI.md"] == (False, "ignored by .git/info/exclude:2")
+
+
+def test_local_files_are_read_although_ignored_and_say_so(repo: Path) -> None:
+    (repo / ".gitignore").write_text("/AGENTS.override.md\nCLAUDE.local.md\nCLAUDE.md\nbuild/\n")
+    (repo / "AGENTS.override.md").write_text("my override\n")
+    (repo / "CLAUDE.local.md").write_text("my notes\n")
+    (repo / "CLAUDE.md").write_text("generated, ignored\n")
+    (repo / "build").mkdir()
+    (repo / "build" / "AGENTS.override.md").write_text("inside an ignored directory\n")
+    (repo / "build" / "CLAUDE.local.md").write_text("inside an ignored directory\n")
+    explanation = _explain(repo, ["build/x.js", "web/x.ts"])
+    reasons = _reasons(explanation)
+    assert reasons["AGENTS.override.md"] == (True, "local file")
+    assert reasons["CLAUDE.local.md"] == (True, "local file")
+    assert reasons["web/AGENTS.override.md"] == (True, "always")  # "/..." is the root only
+    assert reasons["AGENTS.md"] == (False, "shadowed by AGENTS.override.md")
+    assert reasons["CLAUDE.md"] == (False, "ignored by .gitignore:3")
+    assert not [path for path in reasons if path.startswith("build/")]
+    assert "build" in explanation.chain  # on the chain, but ignored: nothing in it is read
+
+
+def test_copilot_apply_to_everything_is_still_a_path_rule(repo: Path) -> None:
+    """``applyTo: "**"`` matches every target, but a build without targets applies no path
+    rule, so it is listed as not applied (Copilot itself applies it always)."""
+    instructions = repo / ".github" / "instructions"
+    (instructions / "all.instructions.md").write_text('---\napplyTo: "**"\n---\nBe brief.\n')
+    without = _reasons(_explain(repo, []))
+    assert without[".github/instructions/all.instructions.md"] == (
+        False,
+        "no targets: a path rule applies only when a target matches its globs",
+    )
+    with_target = _reasons(_explain(repo, ["deep/down/x.py"]))
+    assert with_target[".github/instructions/all.instructions.md"] == (
+        True,
+        "glob '**' matched deep/down/x.py",
+    )
 
 
 def test_without_targets_path_rules_are_listed_as_not_applied(repo: Path) -> None:

@@ -164,7 +164,8 @@ def test_an_ignored_instruction_file_on_the_chain_is_skipped_as_in_the_walk(
     write("packages/parser/.gitignore", "AGENTS.md\n")
     found = discover(mono, targets=["packages/parser/src/x.ts"])
     assert paths(found) == ["AGENTS.md", "packages/AGENTS.md"]  # (it matches below too)
-    assert "packages/parser/AGENTS.md: skipped: ignored by .gitignore" in found.warnings
+    warning = "packages/parser/AGENTS.md: skipped: ignored by packages/parser/.gitignore:1"
+    assert warning in found.warnings
     assert found.warnings == discover(mono).warnings[:2]
 
 

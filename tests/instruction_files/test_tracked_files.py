@@ -60,8 +60,12 @@ async def test_a_file_added_with_add_f_despite_its_pattern_is_loaded(tmp_path: P
     (tmp_path / "pkg" / "AGENTS.md").write_text("pkg\n")
     git(tmp_path, "add", "-f", "AGENTS.override.md")
     sources, warnings, _ = await _load(tmp_path)
-    assert sources == [("AGENTS.override.md", "the short override\n"), ("pkg/AGENTS.md", "pkg\n")]
-    assert warnings == ("pkg/AGENTS.override.md: skipped: ignored by .gitignore",)
+    # the untracked, ignored override is a local file: read too (it used to be skipped)
+    assert sources == [
+        ("AGENTS.override.md", "the short override\n"),
+        ("pkg/AGENTS.override.md", "untracked, ignored\n"),
+    ]
+    assert warnings == ()
 
 
 async def test_an_ignored_directory_is_entered_for_its_tracked_file_alone(tmp_path: Path) -> None:

@@ -164,8 +164,9 @@ def all_paths(root: Path) -> list[str]:
     return sorted(out)
 
 
-def git_view(root: Path, paths: list[str]) -> dict[str, bool]:
-    """path -> ignored, as ``git check-ignore`` (with the index) says."""
+def git_view(root: Path, paths: list[str], *, tracked: bool = True) -> dict[str, bool]:
+    """path -> ignored, as ``git check-ignore`` says (with the index, unless not
+    ``tracked``: then what the patterns alone say)."""
     stdin = b"".join(os.fsencode(path) + b"\0" for path in paths)
     out = git(
         root, "check-ignore", "--no-index", "--stdin", "-z", "-v", "-n", stdin=stdin, check=False
@@ -175,12 +176,14 @@ def git_view(root: Path, paths: list[str]) -> dict[str, bool]:
     for index in range(0, len(fields) - 1, 4):
         source, _, pattern, path = fields[index : index + 4]
         view[os.fsdecode(path)] = bool(source) and not pattern.startswith(b"!")
+    if not tracked:
+        return view
     # check-ignore (without --no-index) reports a path the index holds, or a directory
     # holding one, as not ignored; it takes the paths as pathspecs, though, and allows no
     # ":(literal)", so that part is done here from the index as ``git ls-files`` lists it.
-    for tracked in git(root, "ls-files", "-z").split(b"\0"):
-        if tracked:
-            parts = os.fsdecode(tracked).split("/")
+    for held in git(root, "ls-files", "-z").split(b"\0"):
+        if held:
+            parts = os.fsdecode(held).split("/")
             for end in range(1, len(parts) + 1):
                 view["/".join(parts[:end])] = False
     return view
@@ -276,21 +279,33 @@ def drop_legacy_corners(root: Path) -> None:
         path.write_bytes(b"\n".join(line for line in lines if not _legacy_prefix_corner(line)))
 
 
+LOCAL = "AGENTS.override.md"  # a local file: read although an ignore rule lists it
+
+
 def git_instruction_files(root: Path) -> set[str]:
     """The instruction files git's view allows: per directory, the first of ``NAMES_ORDER``
-    that is a regular file git does not ignore (tracked, or not ignored)."""
+    that is a regular file git does not ignore (tracked, or not ignored), or a local file
+    (``LOCAL``) in a directory no pattern ignores (itself or an ancestor)."""
     paths = all_paths(root)
     view = git_view(root, paths)
-    chosen = set()
     directories = {""} | {path for path in paths if (root / path).is_dir()}
+    patterns = git_view(root, sorted(directories - {""}), tracked=False)
+    chosen = set()
     for directory in directories:
         for name in NAMES_ORDER:
             rel = f"{directory}/{name}" if directory else name
             target = root / rel
-            if target.is_file() and not target.is_symlink() and not view[rel]:
+            local = name == LOCAL and not _below_ignored(patterns, directory)
+            if target.is_file() and not target.is_symlink() and (local or not view[rel]):
                 chosen.add(rel)
                 break
     return chosen
+
+
+def _below_ignored(patterns: dict[str, bool], directory: str) -> bool:
+    """Whether ``directory`` or one of its ancestors is ignored by a pattern."""
+    parts = directory.split("/") if directory else []
+    return any(patterns.get("/".join(parts[:end])) for end in range(1, len(parts) + 1))
 
 
 def add_overrides(rng: random.Random, root: Path) -> None:

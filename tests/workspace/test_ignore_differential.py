@@ -35,7 +35,8 @@ LOAD_BATCHES = 25  # 1,000 more cases, compared on what discovery loads
 @pytest.mark.parametrize("seed", range(LOAD_BATCHES))
 def test_the_instruction_files_loaded_are_those_git_shows(tmp_path: Path, seed: int) -> None:
     """``discover`` (the walk behind ``InstructionFiles.load``) loads, per directory, the first
-    of ``AGENTS.override.md`` / ``AGENTS.md`` that is a regular file git does not ignore."""
+    of ``AGENTS.override.md`` / ``AGENTS.md`` that is a regular file git does not ignore, or
+    is the local ``AGENTS.override.md`` outside every ignored directory."""
     expected, divergences = compare_load(random.Random(10_000 + seed), tmp_path / "repo", CASES)
     assert expected > 0
     assert divergences == []

@@ -39,11 +39,11 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from harness.instruction_files.models import InstructionSource, PassedRule
+from harness.instruction_files.models import InstructionSource, PassedRule, Trigger
 from harness.workspace import (
     DirectoryWalk,
     Here,
@@ -65,7 +65,7 @@ from harness.workspace.ignore import IgnoreChain
 from harness.workspace.import_door import ImportDoor, expand_file, revision
 from harness.workspace.reading import DIR_FLAGS
 
-__all__ = ["Directory", "Found", "InstructionFormat", "file_sources"]
+__all__ = ["Directory", "Found", "InstructionFormat", "body_source", "file_sources"]
 
 
 @dataclass(slots=True)
@@ -81,6 +81,7 @@ class Found:
     format: int = 0
     rank: int = 0
     home: str | None = None  # the directory scoping it, when not its own (a rules directory)
+    local: bool = False  # a local file read although an ignore rule lists it
 
     @property
     def directory(self) -> str:
@@ -129,9 +130,25 @@ def file_sources(
     decoded, imports expanded; no source for a blank file. ``door`` must belong to a walk
     not released yet."""
     content, notes = decode(found.data)
-    if not content.strip():
+    made, more = body_source(found, door, format, content)
+    return made, [*notes, *more] if made else more  # a blank file: only that it was skipped
+
+
+def body_source(
+    found: Found,
+    door: ImportDoor,
+    format: str,
+    body: str,
+    *,
+    trigger: Trigger = "always",
+    globs: tuple[str, ...] = (),
+    metadata: Mapping[str, object] | None = None,
+) -> tuple[list[InstructionSource], list[str]]:
+    """``body`` (the decoded text of ``found``, less any frontmatter) as one source, its
+    imports expanded; none for a blank body. The digest is of the file's bytes."""
+    if not body.strip():
         return [], ["skipped: empty or whitespace-only"]
-    content, imports, import_notes = expand_file(door, found.rel, content)
+    content, imports, notes = expand_file(door, found.rel, body)
     digest = hashlib.sha256(found.data).hexdigest()
     source = InstructionSource(
         kind="root" if found.depth == 0 else "directory",
@@ -142,15 +159,20 @@ def file_sources(
         version=revision(digest, imports),
         imports=imports,
         format=format,
+        trigger=trigger,
+        globs=globs,
+        metadata=metadata if metadata is not None else {},
     )
-    return [source], [*notes, *import_notes]
+    return [source], notes
 
 
 class Reading(Protocol):
-    """What one walk's reads share (``reader.Discovery`` is it): the files found, the
-    shadowing and symlinked-candidate records, the pins, the symlink policy, the cap."""
+    """What one walk's reads share (``reader.Discovery`` is it): the files found, the local
+    files read although ignored, the shadowing and symlinked-candidate records, the pins,
+    the symlink policy, the cap."""
 
     found: list[Found]
+    local_reads: set[str]
     shadowing: dict[str, list[str]]
     linked: set[str]
     pins: Pins
@@ -225,17 +247,22 @@ class Directory:
         return entry is not None and not entry.is_dir(follow_symlinks=False)
 
     def ignored(self, name: str, *, local: bool = False) -> bool:
-        """Whether git ignores entry ``name`` (warned, unless its whole directory is). A
-        ``local`` file (meant to stay out of git) is read even when an ignore rule lists
-        it, but never inside an ignored directory (unless tracked there)."""
+        """Whether git ignores entry ``name`` (warned with the deciding ignore file and
+        line, unless its whole directory is). A ``local`` file (meant to stay out of git)
+        is read even when an ignore rule lists it, but never inside an ignored directory
+        (unless tracked there); ``local_reads`` records it."""
         chain = self.here.chain
         rel = self.prefix + name
-        if chain is None or (local and not chain.only_tracked):
+        if chain is None or not chain.ignored(rel, name, False):
             return False
-        if not chain.ignored(rel, name, False):
+        if chain.only_tracked:  # inside an ignored directory: silent, as a prune
+            return True
+        if local:
+            self._discovery.local_reads.add(rel)
             return False
-        if not chain.only_tracked:  # inside an ignored directory: silent, as a prune
-            self.warn(name, "skipped: ignored by .gitignore")
+        deciding = chain.deciding(rel, name, False)
+        where = ".gitignore" if deciding is None else f"{deciding[0]}:{deciding[1]}"
+        self.warn(name, f"skipped: ignored by {where}")
         return True
 
     def take(
@@ -310,6 +337,7 @@ class Directory:
             identity = discovery.pins.identity(read, real_rel)
             home = None if self.home == self.here.rel else self.home
             found = Found(self.here.depth, rel, identity, read.data, self._format, rank, home)
+            found.local = rel in discovery.local_reads
             discovery.found.append(found)
         elif read.problem == "special":
             assert read.info is not None

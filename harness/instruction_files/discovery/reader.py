@@ -104,6 +104,7 @@ class Discovery:
         }
         self.max_bytes = settings.max_bytes
         self.found: list[Found] = []
+        self.local_reads: set[str] = set()  # local files read although an ignore rule lists them
         self.shadowing: dict[str, list[str]] = {}  # chosen file -> the files it shadows
         self.linked: set[str] = set()  # directories whose chosen candidate was a symlink
         self.pins = Pins()
@@ -226,6 +227,7 @@ def _assemble(
     format make its sources (``door``: its walk must not be released yet)."""
     sources: list[InstructionSource] = []
     passed: list[PassedRule] = []
+    local: list[str] = []
     first_path: dict[Identity, str] = {}
     warnings = list(walk_warnings)
     for found in sorted(found_files, key=Found.order):
@@ -243,6 +245,8 @@ def _assemble(
         for item in made:
             if isinstance(item, InstructionSource):
                 sources.append(item)
+                if found.local:
+                    local.append(item.path)
             else:
                 passed.append(item)
         warnings.extend((found.rel, note) for note in notes)
@@ -250,6 +254,7 @@ def _assemble(
     return InstructionSet(
         sources=tuple(sources),
         passed=tuple(sorted(passed, key=lambda rule: rule.path)),
+        local=tuple(local),
         warnings=tuple(
             # printable: a reason may quote the workspace (a .gitignore line, say)
             f"{display_path(path)}: {printable(reason)}{_shadow_note(shadowing, path, reason)}"

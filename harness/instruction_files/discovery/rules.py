@@ -17,17 +17,31 @@ applies always, on path globs, or is not a source at all (a ``PassedRule``).
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Mapping, Sequence
 
-from harness.instruction_files.discovery.format import Directory, Found
+from harness.instruction_files.discovery.format import (
+    Directory,
+    Found,
+    body_source,
+    file_sources,
+)
 from harness.instruction_files.discovery.frontmatter import Frontmatter, split_frontmatter
 from harness.instruction_files.discovery.globs import glob_list, glob_problems, scoped
-from harness.instruction_files.models import InstructionSource, PassedRule
+from harness.instruction_files.models import InstructionSource, PassedRule, Trigger
 from harness.workspace import decode, display_path
-from harness.workspace.import_door import ImportDoor, expand_file, revision
+from harness.workspace.import_door import ImportDoor
 
-__all__ = ["Decision", "paths_or", "read_rules_dir", "rule_sources", "rules_home", "text_of"]
+__all__ = [
+    "Decision",
+    "RuleFormat",
+    "described_or",
+    "paths_or",
+    "read_rules_dir",
+    "rule_sources",
+    "rules_home",
+    "take_inside",
+    "text_of",
+]
 
 Decision = tuple[str, object]
 """A format's ``decide``: ``("always", None)``, ``("paths", <the globs as read>)``, or
@@ -83,6 +97,19 @@ def read_rules_dir(
             each.close()
 
 
+def take_inside(directory: Directory, folder: str, name: str, *, rank: int) -> bool:
+    """Read file ``name`` of subdirectory ``folder`` (``.github/copilot-instructions.md``),
+    scoped to ``directory``, if the walk may enter ``folder``: whether it may."""
+    inner = directory.subdirectory(folder) if folder in directory.named else None
+    if inner is None:
+        return False
+    try:
+        inner.take(name, rank=rank)
+    finally:
+        inner.close()
+    return True
+
+
 def text_of(value: object) -> str:
     """A frontmatter value as one line of text (``""`` for none)."""
     if value is None:
@@ -96,6 +123,14 @@ def paths_or(fields: Mapping[str, object], key: str) -> Decision:
     """``paths`` on ``fields[key]`` when it names at least one glob, else ``always``."""
     globs, _ = glob_list(fields.get(key))
     return ("paths", fields[key]) if globs else ("always", None)
+
+
+def described_or(fields: Mapping[str, object], manual: str) -> Decision:
+    """A rule that is not a source: listed for the catalog when it has a description (the
+    agent judges by it), else manual (``manual`` says why)."""
+    if text_of(fields.get("description")):
+        return ("passed", "description only: catalog")
+    return ("passed", manual)
 
 
 def rule_sources(
@@ -114,33 +149,73 @@ def rule_sources(
         return [], [*notes, f"skipped: {header}"]
     kind, value = decide(header.fields)
     description = text_of(header.fields.get("description"))
-    path = display_path(found.rel)
     if kind == "passed":
-        return [PassedRule(path, format, str(value), description)], notes
+        return [PassedRule(display_path(found.rel), format, str(value), description)], notes
     globs: tuple[str, ...] = ()
     if kind == "paths":
         written, problems = glob_list(value)
         globs = scoped(written, found.directory)
         notes.extend([*problems, *glob_problems(globs)])
-    if not header.body.strip():
-        return [], [*notes, "skipped: empty or whitespace-only"]
-    content, imports, import_notes = expand_file(door, found.rel, header.body)
-    digest = hashlib.sha256(found.data).hexdigest()
-    source = InstructionSource(
-        kind="root" if found.depth == 0 else "directory",
-        path=path,
-        content=content,
-        digest=digest,
-        depth=found.depth,
-        version=revision(digest, imports),
-        imports=imports,
-        format=format,
-        trigger="paths" if kind == "paths" else "always",
-        globs=globs,
-        metadata={
-            key: item
-            for key, item in header.fields.items()
-            if key not in known and key != "description"
-        },
+    metadata = {
+        key: item
+        for key, item in header.fields.items()
+        if key not in known and key != "description"
+    }
+    trigger: Trigger = "paths" if kind == "paths" else "always"
+    made, more = body_source(
+        found, door, format, header.body, trigger=trigger, globs=globs, metadata=metadata
     )
-    return [source], [*notes, *import_notes]
+    return list(made), [*notes, *more]
+
+
+class RuleFormat:
+    """What the formats share, as a base class: per directory the whole ``files`` (applied
+    always, in that order), then a rules directory ``rules`` (path parts, ``()`` for none)
+    whose files ending in ``suffix`` (in subdirectories too when ``recursive``) are rules:
+    frontmatter read by ``decide``, ``known`` keys interpreted. ``singles``: files such as
+    ``.github/copilot-instructions.md`` scoped like the rules directory. A change to a path
+    lists its directory again."""
+
+    name = ""
+    files: tuple[str, ...] = ()
+    rules: tuple[str, ...] = ()
+    suffix = ".md"
+    recursive = True
+    singles: tuple[tuple[str, ...], ...] = ()
+    known: frozenset[str] = frozenset()
+
+    def candidates(self) -> frozenset[str]:
+        return frozenset((*self.files, *self.rules[:1]))
+
+    def visit(self, directory: Directory) -> None:
+        for rank, name in enumerate(self.files):
+            directory.take(name, rank=rank)
+        if self.rules and self.rules[0] in directory.named:
+            suffix = self.suffix
+            read_rules_dir(
+                directory,
+                self.rules,
+                lambda name: name.endswith(suffix),
+                rank=len(self.files),
+                recursive=self.recursive,
+            )
+
+    def decide(self, fields: Mapping[str, object]) -> Decision:
+        return ("always", None)
+
+    def sources(
+        self, found: Found, door: ImportDoor
+    ) -> tuple[Sequence[InstructionSource | PassedRule], list[str]]:
+        if self.rules and found.home is not None and rules_home(found.rel, self.rules) is not None:
+            return rule_sources(found, door, self.name, self.decide, self.known)
+        return file_sources(found, door, self.name)
+
+    def affects(self, rel: str) -> frozenset[str]:
+        return frozenset({rel.rpartition("/")[0]})
+
+    def home(self, rel: str) -> str | None:
+        for parts in (self.rules, *self.singles) if self.rules else self.singles:
+            found = rules_home(rel, parts)
+            if found is not None:
+                return found
+        return None

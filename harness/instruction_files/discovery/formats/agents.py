@@ -7,7 +7,9 @@
 The names are ``[instruction_files] names``, in the order they are tried. Per directory the
 instruction file is the first of them that is a regular file inside the workspace and not
 ignored by git (a FIFO, socket, device or directory of that name is never opened; a file
-symlink is followed only when ``SymlinkPolicy`` allows its real path). Each candidate passed
+symlink is followed only when ``SymlinkPolicy`` allows its real path). ``AGENTS.override.md``
+is a local file: as Codex does, it is read even when an ignore rule lists it, but never
+inside an ignored or vendored directory. Each candidate passed
 over is a warning, and the next name is tried. The chosen file is then read whole; if it is
 rejected after all (over the cap, unreadable, blank, the same file as one already loaded)
 the directory has no instruction file: the next name is NOT consulted, and the warning says
@@ -16,14 +18,15 @@ which files it still shadows.
 
 from __future__ import annotations
 
-from harness.instruction_files.discovery.format import Directory, Found, file_sources
-from harness.instruction_files.models import InstructionSource
-from harness.workspace.import_door import ImportDoor
+from harness.instruction_files.discovery.format import Directory
+from harness.instruction_files.discovery.rules import RuleFormat
 
 __all__ = ["AgentsFormat"]
 
+LOCAL_FILES = frozenset({"AGENTS.override.md"})  # personal: read even when an ignore rule lists it
 
-class AgentsFormat:
+
+class AgentsFormat(RuleFormat):
     """One file per directory, the first readable one of ``names``."""
 
     name = "agents"
@@ -43,14 +46,5 @@ class AgentsFormat:
             # The chosen file shadows the later names present; should it be rejected after
             # all (too big, blank, ...), its warning says what it kept from being read.
             shadowed = tuple(other for other in names[index + 1 :] if directory.is_file(other))
-            if directory.take(name, shadows=shadowed):
+            if directory.take(name, shadows=shadowed, local=name in LOCAL_FILES):
                 return
-
-    def sources(self, found: Found, door: ImportDoor) -> tuple[list[InstructionSource], list[str]]:
-        return file_sources(found, door, self.name)
-
-    def affects(self, rel: str) -> frozenset[str]:
-        return frozenset({rel.rpartition("/")[0]})
-
-    def home(self, rel: str) -> str | None:
-        return None

@@ -17,33 +17,29 @@ whole-line ``@path`` of every format.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 
-from harness.instruction_files.discovery.format import Directory, Found, file_sources
+from harness.instruction_files.discovery.format import Directory
 from harness.instruction_files.discovery.rules import (
     Decision,
+    RuleFormat,
     paths_or,
     read_rules_dir,
-    rule_sources,
-    rules_home,
+    take_inside,
 )
-from harness.instruction_files.models import InstructionSource, PassedRule
-from harness.workspace.import_door import ImportDoor
 
 __all__ = ["ClaudeFormat"]
 
 SHARED, LOCAL, FOLDER = "CLAUDE.md", "CLAUDE.local.md", ".claude"
-RULES = (FOLDER, "rules")
 
 
-def _decide(fields: Mapping[str, object]) -> Decision:
-    return paths_or(fields, "paths")
-
-
-class ClaudeFormat:
+class ClaudeFormat(RuleFormat):
     """``CLAUDE.md``, ``.claude/CLAUDE.md``, ``CLAUDE.local.md``, ``.claude/rules/``."""
 
     name = "claude"
+    rules = (FOLDER, "rules")
+    singles = ((FOLDER, SHARED),)
+    known = frozenset({"paths"})
 
     def candidates(self) -> frozenset[str]:
         return frozenset({SHARED, LOCAL, FOLDER})
@@ -51,28 +47,8 @@ class ClaudeFormat:
     def visit(self, directory: Directory) -> None:
         directory.take(SHARED, rank=0)
         directory.take(LOCAL, rank=2, local=True)
-        if FOLDER in directory.named:
-            folder = directory.subdirectory(FOLDER)
-            if folder is not None:
-                try:
-                    folder.take(SHARED, rank=1)
-                finally:
-                    folder.close()
-            read_rules_dir(directory, RULES, lambda name: name.endswith(".md"), rank=3)
+        if take_inside(directory, FOLDER, SHARED, rank=1):
+            read_rules_dir(directory, self.rules, lambda name: name.endswith(".md"), rank=3)
 
-    def sources(
-        self, found: Found, door: ImportDoor
-    ) -> tuple[Sequence[InstructionSource | PassedRule], list[str]]:
-        if rules_home(found.rel, RULES) is not None:
-            return rule_sources(found, door, self.name, _decide, frozenset({"paths"}))
-        return file_sources(found, door, self.name)
-
-    def affects(self, rel: str) -> frozenset[str]:
-        return frozenset({rel.rpartition("/")[0]})
-
-    def home(self, rel: str) -> str | None:
-        for parts in (RULES, (FOLDER, SHARED)):
-            found = rules_home(rel, parts)
-            if found is not None:
-                return found
-        return None
+    def decide(self, fields: Mapping[str, object]) -> Decision:
+        return paths_or(fields, "paths")

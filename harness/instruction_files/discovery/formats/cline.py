@@ -11,33 +11,28 @@ holding ``.clinerules``) applies only when a target matches; every other one alw
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 
-from harness.instruction_files.discovery.format import Directory, Found, file_sources
+from harness.instruction_files.discovery.format import Directory
 from harness.instruction_files.discovery.rules import (
     Decision,
+    RuleFormat,
     paths_or,
     read_rules_dir,
-    rule_sources,
     rules_home,
 )
-from harness.instruction_files.models import InstructionSource, PassedRule
-from harness.workspace.import_door import ImportDoor
 
 __all__ = ["ClineFormat"]
 
 NAME = ".clinerules"
-RULES = (NAME,)
 
 
-def _decide(fields: Mapping[str, object]) -> Decision:
-    return paths_or(fields, "paths")
-
-
-class ClineFormat:
+class ClineFormat(RuleFormat):
     """``.clinerules`` (file) or ``.clinerules/*.md``."""
 
     name = "cline"
+    rules = (NAME,)
+    known = frozenset({"paths"})
 
     def candidates(self) -> frozenset[str]:
         return frozenset({NAME})
@@ -48,20 +43,13 @@ class ClineFormat:
             return
         if entry.is_dir(follow_symlinks=False):
             accept = lambda name: name.endswith(".md")  # noqa: E731
-            read_rules_dir(directory, RULES, accept, rank=1, recursive=False)
+            read_rules_dir(directory, self.rules, accept, rank=1, recursive=False)
         else:
             directory.take(NAME, rank=0)
 
-    def sources(
-        self, found: Found, door: ImportDoor
-    ) -> tuple[Sequence[InstructionSource | PassedRule], list[str]]:
-        if found.home is not None:  # a file of the .clinerules directory
-            return rule_sources(found, door, self.name, _decide, frozenset({"paths"}))
-        return file_sources(found, door, self.name)
-
-    def affects(self, rel: str) -> frozenset[str]:
-        return frozenset({rel.rpartition("/")[0]})
+    def decide(self, fields: Mapping[str, object]) -> Decision:
+        return paths_or(fields, "paths")
 
     def home(self, rel: str) -> str | None:
-        home = rules_home(rel, RULES)
+        home = rules_home(rel, self.rules)
         return None if home is None or rel.endswith(NAME) else home

@@ -15,31 +15,31 @@ source (listed as description-only or manual). ``excludeAgent`` names Copilot's 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 
-from harness.instruction_files.discovery.format import Directory, Found, file_sources
+from harness.instruction_files.discovery.format import Directory
 from harness.instruction_files.discovery.globs import glob_list
 from harness.instruction_files.discovery.rules import (
     Decision,
+    RuleFormat,
+    described_or,
     read_rules_dir,
-    rule_sources,
-    rules_home,
+    take_inside,
     text_of,
 )
-from harness.instruction_files.models import InstructionSource, PassedRule
-from harness.workspace.import_door import ImportDoor
 
 __all__ = ["CopilotFormat"]
 
 FOLDER, MAIN, SUFFIX = ".github", "copilot-instructions.md", ".instructions.md"
-RULES = (FOLDER, "instructions")
-KNOWN = frozenset({"applyTo", "excludeAgent"})
 
 
-class CopilotFormat:
+class CopilotFormat(RuleFormat):
     """``.github/copilot-instructions.md`` and ``.github/instructions/``."""
 
     name = "copilot"
+    rules = (FOLDER, "instructions")
+    singles = ((FOLDER, MAIN),)
+    known = frozenset({"applyTo", "excludeAgent"})
 
     def __init__(self, agent: str) -> None:
         self.agent = agent
@@ -48,14 +48,8 @@ class CopilotFormat:
         return frozenset({FOLDER})
 
     def visit(self, directory: Directory) -> None:
-        folder = directory.subdirectory(FOLDER)
-        if folder is None:
-            return
-        try:
-            folder.take(MAIN, rank=0)
-        finally:
-            folder.close()
-        read_rules_dir(directory, RULES, lambda name: name.endswith(SUFFIX), rank=1)
+        if take_inside(directory, FOLDER, MAIN, rank=0):
+            read_rules_dir(directory, self.rules, lambda name: name.endswith(SUFFIX), rank=1)
 
     def decide(self, fields: Mapping[str, object]) -> Decision:
         excluded = [text.strip() for text in text_of(fields.get("excludeAgent")).split(",")]
@@ -64,23 +58,4 @@ class CopilotFormat:
         globs, _ = glob_list(fields.get("applyTo"))
         if globs:
             return ("paths", fields["applyTo"])
-        if text_of(fields.get("description")):
-            return ("passed", "description only: catalog")
-        return ("passed", "manual: no applyTo")
-
-    def sources(
-        self, found: Found, door: ImportDoor
-    ) -> tuple[Sequence[InstructionSource | PassedRule], list[str]]:
-        if rules_home(found.rel, RULES) is not None:
-            return rule_sources(found, door, self.name, self.decide, KNOWN)
-        return file_sources(found, door, self.name)
-
-    def affects(self, rel: str) -> frozenset[str]:
-        return frozenset({rel.rpartition("/")[0]})
-
-    def home(self, rel: str) -> str | None:
-        for parts in (RULES, (FOLDER, MAIN)):
-            found = rules_home(rel, parts)
-            if found is not None:
-                return found
-        return None
+        return described_or(fields, "manual: no applyTo")

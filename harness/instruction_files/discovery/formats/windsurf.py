@@ -13,60 +13,28 @@ applies always.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 
-from harness.instruction_files.discovery.format import Directory, Found, file_sources
-from harness.instruction_files.discovery.rules import (
-    Decision,
-    read_rules_dir,
-    rule_sources,
-    rules_home,
-    text_of,
-)
-from harness.instruction_files.models import InstructionSource, PassedRule
-from harness.workspace.import_door import ImportDoor
+from harness.instruction_files.discovery.rules import Decision, RuleFormat, text_of
 
 __all__ = ["WindsurfFormat"]
 
-LEGACY, FOLDER = ".windsurfrules", ".windsurf"
-RULES = (FOLDER, "rules")
-KNOWN = frozenset({"trigger", "globs"})
 
-
-def _decide(fields: Mapping[str, object]) -> Decision:
-    trigger = text_of(fields.get("trigger"))
-    if trigger == "glob":
-        return ("paths", fields.get("globs"))
-    if trigger == "model_decision":
-        return ("passed", "description only: catalog")
-    if trigger == "manual":
-        return ("passed", "manual")
-    return ("always", None)
-
-
-class WindsurfFormat:
+class WindsurfFormat(RuleFormat):
     """``.windsurfrules`` and ``.windsurf/rules/``."""
 
     name = "windsurf"
+    files = (".windsurfrules",)
+    rules = (".windsurf", "rules")
+    recursive = False
+    known = frozenset({"trigger", "globs"})
 
-    def candidates(self) -> frozenset[str]:
-        return frozenset({LEGACY, FOLDER})
-
-    def visit(self, directory: Directory) -> None:
-        directory.take(LEGACY, rank=0)
-        if FOLDER in directory.named:
-            accept = lambda name: name.endswith(".md")  # noqa: E731
-            read_rules_dir(directory, RULES, accept, rank=1, recursive=False)
-
-    def sources(
-        self, found: Found, door: ImportDoor
-    ) -> tuple[Sequence[InstructionSource | PassedRule], list[str]]:
-        if rules_home(found.rel, RULES) is not None:
-            return rule_sources(found, door, self.name, _decide, KNOWN)
-        return file_sources(found, door, self.name)
-
-    def affects(self, rel: str) -> frozenset[str]:
-        return frozenset({rel.rpartition("/")[0]})
-
-    def home(self, rel: str) -> str | None:
-        return rules_home(rel, RULES)
+    def decide(self, fields: Mapping[str, object]) -> Decision:
+        trigger = text_of(fields.get("trigger"))
+        if trigger == "glob":
+            return ("paths", fields.get("globs"))
+        if trigger == "model_decision":
+            return ("passed", "description only: catalog")
+        if trigger == "manual":
+            return ("passed", "manual")
+        return ("always", None)
