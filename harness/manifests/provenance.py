@@ -15,7 +15,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from collections.abc import Mapping, Sequence
 from datetime import datetime
@@ -128,4 +127,13 @@ class Provenance:
             imports=imports,
             sections=sections,
         )
-        return dataclasses.replace(prompt, manifest_id=manifest_id)
+        return _with_id(prompt, manifest_id)
+
+
+def _with_id(prompt: AssembledPrompt, manifest_id: str) -> AssembledPrompt:
+    """``prompt`` carrying ``manifest_id``: a shallow copy, so that what the record computed
+    (the digest, the manifest) stays with it instead of being computed again on first use
+    (``dataclasses.replace`` would run the constructor and drop them)."""
+    copied = object.__new__(type(prompt))
+    copied.__dict__.update(prompt.__dict__, manifest_id=manifest_id)  # frozen: no setattr
+    return copied

@@ -23,19 +23,22 @@ from harness.manifests.codec import check_record
 from harness.manifests.errors import ManifestStoreError
 from harness.manifests.record import ManifestRecord
 from harness.manifests.store import ManifestStore
-from harness.runtime import Actor, ActorExited, NoProc
+from harness.runtime import Actor, MailboxFull, NoProc
 from harness.runtime.actor import ExitReason
 
 __all__ = ["Recorder"]
 
 logger = logging.getLogger(__name__)
 
+_FLUSH = "flush"
+"""The one message the actor gets: write what is buffered (at most one is queued at a time)."""
+
 
 @dataclass(slots=True)
 class _Pending:
     record: ManifestRecord
     waiter: asyncio.Future[None]
-    accepted: bool = False  # buffered by the actor: from then on the actor answers the waiter
+    queued_at: float  # the loop's clock when it was buffered
 
 
 def _resolve(item: _Pending, error: BaseException | None = None) -> None:
@@ -48,9 +51,18 @@ def _resolve(item: _Pending, error: BaseException | None = None) -> None:
 
 
 class Recorder(Actor):
-    """Writes ``ManifestRecord``s to one store, batching concurrent ones (module notes)."""
+    """Writes ``ManifestRecord``s to one store, batching concurrent ones.
 
-    mailbox_size = 4096
+    A build puts its record in the actor's buffer and waits for its own answer; the first
+    record of a batch wakes the actor with one message, and the actor writes everything
+    buffered by then in one transaction, then what came during that write, until the buffer
+    is empty. So a build costs the actor no message of its own and wakes once, when its
+    record is durable. While the actor runs, every buffered record is answered: written, or
+    failed with a ``ManifestStoreError`` (on its way out the actor writes what is left);
+    a record the actor has not taken within ``enqueue_timeout`` fails so.
+    """
+
+    mailbox_size = 16
 
     def __init__(self, store: ManifestStore | None, *, enqueue_timeout: float = 30.0) -> None:
         """``store`` may be given later (``recorder.store = ...``), before the first record."""
@@ -59,6 +71,8 @@ class Recorder(Actor):
         self.enqueue_timeout = enqueue_timeout
         self._buffer: list[_Pending] = []
         self._inflight: list[_Pending] = []
+        self._woken = False  # a _FLUSH is queued or being handled
+        self._expiry: asyncio.TimerHandle | None = None
         self.batches = 0  # transactions committed (for tests and benchmarks)
 
     def child_spec(self, id: str | None = "manifest_recorder", **options: Any) -> Any:
@@ -67,33 +81,51 @@ class Recorder(Actor):
 
     async def init(self) -> None:
         # Nothing buffered survives a restart unanswered: terminate answered it.
-        self._buffer, self._inflight = [], []
+        self._buffer, self._inflight, self._woken = [], [], False
 
     async def record(self, record: ManifestRecord) -> None:
         """Record ``record`` durably; ``ManifestStoreError`` when it cannot be recorded."""
         if self.store is None:
             raise self._not_running("it has no store")
         check_record(record)  # a record no store can hold fails alone, never its batch
-        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        pending = _Pending(record, waiter)
-        try:
-            await self.call(pending, timeout=self.enqueue_timeout)
-        except ActorExited:
-            if not pending.accepted:
-                raise self._not_running("it stopped before taking the record") from None
-            # Stopped while writing it: terminate drains it and answers the waiter.
-        except NoProc as exc:
-            raise self._not_running(str(exc)) from exc
-        except TimeoutError as exc:
-            if pending.accepted:  # taken, and being written: wait for the outcome
-                await waiter
-                return
-            raise ManifestStoreError(
-                f"the manifest recorder for {self._where()} did not take the record "
-                f"within {self.enqueue_timeout:g}s (the store is too slow or stuck): check "
-                "the disk holding it"
-            ) from exc
-        await waiter
+        if not self.running:  # checked with no await before the append: terminate sees it
+            raise self._not_running("it is not started, or has stopped")
+        loop = asyncio.get_running_loop()
+        pending = _Pending(record, loop.create_future(), loop.time())
+        self._buffer.append(pending)
+        if not self._woken:
+            try:
+                self.cast(_FLUSH)
+            except (NoProc, MailboxFull) as exc:
+                self._buffer.remove(pending)
+                raise self._not_running(str(exc)) from exc
+            self._woken = True
+        if self._expiry is None:
+            self._expiry = loop.call_later(self.enqueue_timeout, self._expire)
+        await pending.waiter
+
+    def _expire(self) -> None:
+        """Fail the records buffered longer than ``enqueue_timeout`` (the store is stuck)."""
+        self._expiry = None
+        loop = asyncio.get_running_loop()
+        now = loop.time()
+        waiting = []
+        for item in self._buffer:
+            if item.queued_at + self.enqueue_timeout <= now:
+                _resolve(
+                    item,
+                    ManifestStoreError(
+                        f"the manifest recorder for {self._where()} did not take the record "
+                        f"within {self.enqueue_timeout:g}s (the store is too slow or stuck): "
+                        "check the disk holding it"
+                    ),
+                )
+            elif not item.waiter.done():
+                waiting.append(item)
+        self._buffer = waiting
+        if waiting:
+            delay = waiting[0].queued_at + self.enqueue_timeout - now
+            self._expiry = loop.call_later(delay, self._expire)
 
     def _store(self) -> ManifestStore:
         if self.store is None:
@@ -110,14 +142,12 @@ class Recorder(Actor):
             "recorder crashes"
         )
 
-    async def handle_call(self, msg: Any) -> None:
-        if not isinstance(msg, _Pending):
-            raise TypeError(f"Recorder.call expects a record, got {type(msg).__name__}")
-        msg.accepted = True
-        self._buffer.append(msg)
-        mailbox = self._mailbox
-        if mailbox is None or mailbox.statistics().current_buffer_used == 0:
+    async def handle_cast(self, msg: Any) -> None:
+        if msg != _FLUSH:
+            raise TypeError(f"Recorder takes records through record(), got {msg!r}")
+        while self._buffer:
             await self._flush()
+        self._woken = False  # no await since the buffer was seen empty: the next record wakes
 
     async def _flush(self) -> None:
         batch, self._buffer = self._buffer, []

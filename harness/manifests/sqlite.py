@@ -204,6 +204,27 @@ def _check_identity(identity: Identity) -> None:
         )
 
 
+_ROWS_PER_STATEMENT = 256
+"""Rows inserted by one statement (7 values each: far below SQLite's 32,766 parameters)."""
+
+
+def _insert(
+    connection: sqlite3.Connection, into: str, width: int, rows: Sequence[Sequence[object]]
+) -> None:
+    """Insert ``rows`` with one multi-row statement per ``_ROWS_PER_STATEMENT`` rows.
+
+    One statement is one step of SQLite, and the sqlite3 module lets go of the GIL around
+    every step: row by row (``executemany``), a batch of 64 builds would take the GIL back 64
+    times from an event loop that is busy building the next prompts."""
+    values = f"({', '.join('?' * width)})"
+    for start in range(0, len(rows), _ROWS_PER_STATEMENT):
+        chunk = rows[start : start + _ROWS_PER_STATEMENT]
+        connection.execute(
+            f"{into} VALUES {', '.join([values] * len(chunk))}",
+            [value for row in chunk for value in row],
+        )
+
+
 def write_batch(
     connection: sqlite3.Connection, identity: Identity, batch: Batch, watch: FileWatch
 ) -> None:
@@ -214,18 +235,11 @@ def write_batch(
     try:
         connection.execute("BEGIN IMMEDIATE")
         try:
-            connection.executemany(
-                "INSERT OR IGNORE INTO manifest_texts (sha256, body) VALUES (?, ?)",
-                batch.texts.items(),
-            )
-            connection.executemany(
-                "INSERT OR IGNORE INTO manifest_parts (sha256, body) VALUES (?, ?)",
-                batch.parts.items(),
-            )
-            connection.executemany(
-                f"INSERT INTO manifests ({_LIST_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                batch.rows,
-            )
+            texts = "INSERT OR IGNORE INTO manifest_texts (sha256, body)"
+            _insert(connection, texts, 2, list(batch.texts.items()))
+            parts = "INSERT OR IGNORE INTO manifest_parts (sha256, body)"
+            _insert(connection, parts, 2, list(batch.parts.items()))
+            _insert(connection, f"INSERT INTO manifests ({_LIST_COLUMNS})", 7, batch.rows)
             connection.execute("COMMIT")
         except BaseException:
             if connection.in_transaction:
@@ -291,6 +305,9 @@ class SqliteBackend:
 
     def __init__(self, connection: sqlite3.Connection, identity: Identity) -> None:
         self._connection = connection
+        # Its own thread token: a commit never queues behind the builds' file reads, which
+        # share anyio's default limiter (the builds it would delay are the ones waiting on it).
+        self._limiter = anyio.CapacityLimiter(1)
         self._identity = identity
         self._watch = FileWatch(identity.path)
         self.path: Path | None = identity.path
@@ -305,7 +322,7 @@ class SqliteBackend:
         return cls(connection, identity)
 
     async def _call(self, operation: Callable[[], _T]) -> _T:
-        return await anyio.to_thread.run_sync(operation)
+        return await anyio.to_thread.run_sync(operation, limiter=self._limiter)
 
     async def write(self, batch: Batch) -> None:
         await self._call(lambda: write_batch(self._connection, self._identity, batch, self._watch))

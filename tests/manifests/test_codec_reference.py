@@ -105,3 +105,17 @@ def test_a_record_holds_the_prompts_manifest_and_context() -> None:
         )
         context = {k: v for k, v in record.manifest.items() if k not in prompt.manifest()}
         assert {**prompt.manifest(), **context} == record.manifest
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(value=_JSON)
+def test_the_reused_encoder_writes_what_json_dumps_writes(value: Any) -> None:
+    expected = json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    assert codec._json(value) == expected.encode("utf-8", "surrogatepass")

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import anyio
 import pytest
+from anyio.abc import TaskStatus
 
 from harness.manifests import ManifestRecord, ManifestStore, ManifestStoreError
 from harness.manifests.recorder import Recorder
@@ -173,3 +174,38 @@ async def test_stopping_drains_an_interrupted_batch(
     finally:
         logger.removeHandler(seen)
     assert outcome == ["recorded"] and found["digest"] == record.manifest["digest"]
+
+
+async def test_a_record_not_taken_in_time_fails_and_the_one_being_written_lands(
+    store_path: Path, make_record: RecordMaker
+) -> None:
+    first, second = make_record(), make_record()
+    outcomes: dict[str, str] = {}
+    with anyio.fail_after(20):
+        async with ManifestStore.open(store_path, create=True) as store:
+            recorder = _Flagging(store)
+            recorder.enqueue_timeout = 0.3
+            release = anyio.Event()
+
+            async def hold_the_store(task_status: TaskStatus[None]) -> None:
+                async with store._lock:  # the first batch's write waits for this
+                    task_status.started()
+                    await release.wait()
+
+            async def attempt(record: ManifestRecord, key: str) -> None:
+                try:
+                    await recorder.record(record)
+                    outcomes[key] = "ok"
+                except ManifestStoreError as exc:
+                    outcomes[key] = str(exc)
+                    release.set()  # the second failed while the first was still held
+
+            async with Supervisor([recorder.child_spec()]), anyio.create_task_group() as group:
+                await group.start(hold_the_store)
+                group.start_soon(attempt, first, "first")
+                await recorder.writing.wait()  # first is taken, its write is held
+                group.start_soon(attempt, second, "second")
+            listed = {row["manifest_id"] for row in await store.list()}
+    assert outcomes["first"] == "ok" and first.manifest_id in listed
+    assert "did not take the record within 0.3s" in outcomes["second"]
+    assert second.manifest_id not in listed

@@ -22,6 +22,7 @@ from harness.manifests import (
     ManifestStoreError,
 )
 from harness.manifests.codec import SCHEMA_VERSION
+from harness.manifests.sqlite import _ROWS_PER_STATEMENT
 from tests.manifests.helpers import build, inputs_of, sample_layers, sql
 
 RecordMaker = Callable[..., ManifestRecord]
@@ -126,6 +127,22 @@ async def test_a_batch_is_one_transaction_all_or_nothing(
                 second.manifest_id,
                 first.manifest_id,
             ]
+
+
+async def test_a_batch_longer_than_one_statement_lands_whole_or_not_at_all(
+    store_path: Path, make_record: RecordMaker
+) -> None:
+    prompt = build()
+    records = [make_record(prompt) for _ in range(2 * _ROWS_PER_STATEMENT + 3)]
+    with anyio.fail_after(30):
+        async with ManifestStore.open(store_path, create=True) as store:
+            await store.record(records[0])
+            with pytest.raises(ManifestStoreError):  # the taken id is in its last statement
+                await store.record(*records[1:], records[0])
+            assert len(await store.list(limit=10_000)) == 1
+            await store.record(*records[1:])
+            listed = await store.list(limit=10_000)
+    assert {row["manifest_id"] for row in listed} == {r.manifest_id for r in records}
 
 
 async def test_unknown_id_raises_manifest_not_found(store_path: Path) -> None:
