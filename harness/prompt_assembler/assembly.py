@@ -63,14 +63,13 @@ _NO_UNITS: tuple[tuple[Unit, ...], tuple[str, ...], bool] = ((), (), True)
 _EMPTY = LayerResult("", 0, 0, 0, [], nbytes=0)
 """What every strategy makes of a layer without units (shared: results are never mutated)."""
 _DEFAULT_NAMES = frozenset(LAYERS)
-_UNIT = frozenset({Unit})
 _TRUSTED = frozenset({"trusted"})
-_NO_AGE = frozenset({None})
-_id, _trust, _max_age = attrgetter("id"), attrgetter("trust"), attrgetter("max_age")
+_trust = attrgetter("trust")
 
 
 def _units(name: str, value: object) -> tuple[Unit, ...]:
-    """A layer's value as a tuple of Units (a ``str`` is one unit whose id is the layer name)."""
+    """A layer's value as a tuple (a ``str`` is one unit whose id is the layer name); the
+    items are checked by ``_scan``."""
     if isinstance(value, str):
         return (Unit(name, value),)
     if isinstance(value, Unit):
@@ -80,23 +79,46 @@ def _units(name: str, value: object) -> tuple[Unit, ...]:
             f"layer {name!r}: expected a str, a Unit or a sequence of Units, "
             f"got {type(value).__name__}"
         )
-    units = value if type(value) is tuple else tuple(value)
-    # One C-level pass per check: at hundreds of thousands of units every pass is
-    # memory-bound, and per-unit Python code would dominate the call.
-    if not set(map(type, units)) <= _UNIT:
-        for item in units:
-            if not isinstance(item, Unit):
-                raise AssemblyTypeError(
-                    f"layer {name!r}: expected Unit items, got {type(item).__name__}"
-                )
-    return cast(tuple[Unit, ...], units)
+    return cast(tuple[Unit, ...], value if type(value) is tuple else tuple(value))
+
+
+def _scan(spec: LayerSpec, units: tuple[Unit, ...]) -> tuple[tuple[str, ...], bool]:
+    """The units' ids, and whether none needs screening (no ``max_age``; in an instruction
+    layer, all trusted); a non-Unit item or a duplicate id raises naming it."""
+    # One loop for every per-unit check: at hundreds of thousands of units each pass over the
+    # units is memory-bound, so one Python pass beats several C-level ones (map, set).
+    ids: list[str] = []
+    append = ids.append
+    aged = False
+    for unit in units:
+        if type(unit) is not Unit and not isinstance(unit, Unit):
+            raise AssemblyTypeError(
+                f"layer {spec.name!r}: expected Unit items, got {type(unit).__name__}"
+            )
+        append(unit.id)
+        if unit.max_age is not None:
+            aged = True
+    if len(set(ids)) != len(ids):
+        _raise_duplicate(spec.name, ids)
+    plain = not aged
+    if plain and spec.authority == "instruction":
+        plain = set(map(_trust, units)) <= _TRUSTED
+    return tuple(ids), plain
+
+
+def _raise_duplicate(name: str, ids: Sequence[str]) -> None:
+    seen: set[str] = set()
+    for unit_id in ids:
+        if unit_id in seen:
+            raise AssemblyError(f"layer {name!r}: duplicate unit id {unit_id!r}")
+        seen.add(unit_id)
 
 
 def _normalise_layers(
-    layers: Mapping[str, str | Unit | Sequence[Unit]], names: tuple[str, ...]
+    layers: Mapping[str, str | Unit | Sequence[Unit]], layout: Layout, names: tuple[str, ...]
 ) -> dict[str, tuple[tuple[Unit, ...], tuple[str, ...], bool]]:
-    """Each layer of the layout as (units, their ids, whether none needs screening: all trusted
-    and without ``max_age``), validated; a duplicate id raises naming it."""
+    """Each layer of the layout as (units, their ids, whether none needs screening: no
+    ``max_age``, and in an instruction layer all trusted), validated."""
     if not isinstance(layers, Mapping):
         raise AssemblyTypeError(
             f"layers must be a mapping of layer name to units, got {type(layers)}"
@@ -109,28 +131,14 @@ def _normalise_layers(
             "(use EXTENDED_LAYOUT, or add the layer to the layout)"
         )
     result: dict[str, tuple[tuple[Unit, ...], tuple[str, ...], bool]] = {}
-    for name in names:
-        value = layers.get(name)
+    for spec in layout:
+        value = layers.get(spec.name)
         if value is None:
-            result[name] = _NO_UNITS
+            result[spec.name] = _NO_UNITS
             continue
-        units = _units(name, value)
-        ids = _distinct_ids(name, units)
-        plain = set(map(_trust, units)) <= _TRUSTED and set(map(_max_age, units)) <= _NO_AGE
-        result[name] = (units, ids, plain)
+        units = _units(spec.name, value)
+        result[spec.name] = (units, *_scan(spec, units))
     return result
-
-
-def _distinct_ids(name: str, units: tuple[Unit, ...]) -> tuple[str, ...]:
-    """The units' ids; a duplicate raises ``AssemblyError`` naming it."""
-    ids: tuple[str, ...] = tuple(map(_id, units))
-    if len(set(ids)) != len(ids):
-        seen: set[str] = set()
-        for unit_id in ids:
-            if unit_id in seen:
-                raise AssemblyError(f"layer {name!r}: duplicate unit id {unit_id!r}")
-            seen.add(unit_id)
-    return ids
 
 
 def merge_strategies(
@@ -320,7 +328,7 @@ def assemble(
     """
     layout = check_layout(layout)
     names = layout_names(layout)
-    units_by_layer = _normalise_layers(layers, names)
+    units_by_layer = _normalise_layers(layers, layout, names)
     merged_budgets = merge_budgets(budgets, layout=layout) if budgets else layout_budgets(layout)
     merged_strategies = merge_strategies(strategies, layout=layout)
     tok = _check_tokenizer(_DEFAULT_TOKENIZER if tokenizer is None else tokenizer)

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import cast
 
 from harness.prompt_assembler.values import Unit
-from harness.tokenizer import ApproximateTokenizer, Tokenizer
+from harness.tokenizer import ApproximateTokenizer, TiktokenTokenizer, Tokenizer
 
 __all__ = [
     "DROP_REASONS",
@@ -33,6 +33,7 @@ __all__ = [
     "byte_exact",
     "drop_note",
     "empty",
+    "fits_whole",
     "ids",
     "no_marker_note",
     "no_room_note",
@@ -85,6 +86,23 @@ def byte_exact(tokenizer: Tokenizer) -> int | None:
     ):
         return cast(ApproximateTokenizer, tokenizer).bytes_per_token
     return None
+
+
+def fits_whole(tokenizer: Tokenizer, text: str, budget: int) -> bool:
+    """Whether ``tokenizer.count(text) <= budget``, without encoding all of a long ``text``
+    where the tokenizer allows it.
+
+    ``TiktokenTokenizer.truncate`` encodes piece by piece, stops where the budget runs out,
+    and returns the text itself exactly when it fits (its pieces are the ones ``count`` sums),
+    so it answers at the cost of about ``budget`` tokens of text. Any other tokenizer's
+    ``truncate`` need only return some prefix that fits, so its text is counted.
+    """
+    cls = type(tokenizer)
+    if isinstance(tokenizer, TiktokenTokenizer) and (
+        cls.truncate is TiktokenTokenizer.truncate and cls.count is TiktokenTokenizer.count
+    ):
+        return len(tokenizer.truncate(text, budget)) == len(text)
+    return tokenizer.count(text) <= budget
 
 
 def empty(n: int, note: str, reason: str) -> LayerResult:

@@ -24,6 +24,7 @@ from harness.prompt_assembler.strategies.layer import (
     REASON_NO_ROOM,
     LayerResult,
     empty,
+    fits_whole,
     no_marker_note,
     no_room_note,
     truncate_note,
@@ -98,13 +99,14 @@ def trim(units: Sequence[Unit], budget: int, tokenizer: Tokenizer) -> LayerResul
     parts = [unit_parts(unit) for unit in units]
     rendered = [o + t + c for o, t, c in parts]
     whole = UNIT_SEPARATOR.join(rendered)
-    # One pass over the whole rendering: truncate() finds where the budget (less room for the
-    # marker) runs out, and memoising tokenizers record the whole count. A closing tag the cut
-    # unit may need is left to the shrinking below: reserving it for units without a source
-    # would start the cut too early and leave growing to make up the difference.
+    # truncate() finds where the budget (less room for the marker) runs out, encoding only as
+    # far as it keeps, and memoising tokenizers record the whole count when it all fits. A
+    # closing tag the cut unit may need is left to the shrinking below: reserving it for units
+    # without a source would start the cut too early and leave growing to make up the
+    # difference.
     reserve = count(TRUNCATION_MARKER)
     prefix = tokenizer.truncate(whole, max(budget - reserve, 0))
-    if len(prefix) == len(whole) or count(whole) <= budget:
+    if len(prefix) == len(whole) or fits_whole(tokenizer, whole, budget):
         tokens = count(whole)
         if tokens <= budget:
             return LayerResult(whole, tokens, 0, n, rendered)
