@@ -1,6 +1,6 @@
 """The instruction-format seam: what one agent's rule files are, as the walk meets them.
 
-A format is one object with three answers; the walk, the reads, the ignore rules and the
+A format is one object with a few answers; the walk, the reads, the ignore rules and the
 incremental reloads are shared by every format::
 
     from harness.instruction_files.discovery.format import Directory, Found
@@ -32,7 +32,15 @@ incremental reloads are shared by every format::
 - ``affects``: which directories to list again when ``rel`` (a path this format reads) is
   created, changed or deleted; the path's own subtree is always walked again too.
 
-A new format is one module implementing this, plus its entry in ``formats.FORMATS``.
+- ``home``: for a path inside one of the format's rules directories, the directory that
+  scopes it (its globs are relative to it), else None.
+
+A new format is one module implementing this, plus its entry in ``formats.FORMATS``. Most
+formats are declarations on ``rules.RuleFormat`` (whole ``files``, a ``rules`` directory, a
+``decide`` reading a rule's frontmatter), which answers all of it::
+
+    class Windsurf(RuleFormat):
+        name, files, rules = "windsurf", (".windsurfrules",), (".windsurf", "rules")
 """
 
 from __future__ import annotations
