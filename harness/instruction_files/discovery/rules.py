@@ -116,7 +116,9 @@ def rule_sources(
     description = text_of(header.fields.get("description"))
     path = display_path(found.rel)
     if kind == "passed":
-        return [PassedRule(path, format, str(value), description)], notes
+        digest = hashlib.sha256(found.data).hexdigest()
+        body = header.body.replace("\r\n", "\n").strip()
+        return [PassedRule(path, format, str(value), description, body, digest)], notes
     globs: tuple[str, ...] = ()
     if kind == "paths":
         written, problems = glob_list(value)
