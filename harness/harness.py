@@ -57,7 +57,7 @@ from harness.prompt_assembler.allocation import Allocation, check_allocation
 from harness.prompt_assembler.budgets import PER_CALL_HINT
 from harness.runtime import ChildSpec, Supervisor
 from harness.skills.cache import SkillCache
-from harness.skills.catalog import SkillCatalog
+from harness.skills.catalog import RULE_FORMATS, SkillCatalog
 from harness.skills.units import skill_drops, skills_layer, skills_record
 from harness.tokenizer import ApproximateTokenizer, parse_tokenizer_spec
 from harness.tools.units import as_checks, tools_layer, tools_record
@@ -259,9 +259,13 @@ class Harness:
     ) -> SkillCatalog:
         """The skills of ``workspace`` (and of the targets' chains) under this config; what
         was scanned before is reused, except what ``invalidate(path)`` said changed."""
-        return await SkillCatalog.discover(
+        catalog = await SkillCatalog.discover(
             workspace, targets=targets, config=self.config, strict=strict, cache=self._skill_cache
         )
+        if RULE_FORMATS.intersection(self.config.formats):  # manual rules: catalog entries
+            rules = await self._instruction_files.load(workspace, agent="skills", targets=targets)
+            catalog = catalog.with_rules(rules.passed)
+        return catalog
 
     def invalidate(self, path: str | os.PathLike[str] | None = None) -> None:
         """``path`` changed (a file or directory a watcher reports; None: everything): the

@@ -62,9 +62,9 @@ def _catalog(record: Mapping[str, Any], statuses: Mapping[str, tuple[str, str | 
         return '<p class="none">no catalog entries</p>'
     rows = _rows(
         f'<td><code class="skill-name">{_e(entry.get("name"))}</code></td>'
-        f"<td>{_e(entry.get('kind') or entry.get('scope'))}</td>"
+        f"<td>{_e(entry.get('scope'))}{' (rule)' if entry.get('kind') == 'rule' else ''}</td>"
         f"<td><code>{_e(entry.get('path'))}</code></td><td>{_short(entry.get('sha256'))}</td>"
-        + _status(statuses, f"skill:{entry.get('name')}")
+        + _status(statuses, f"{entry.get('kind') or 'skill'}:{entry.get('name')}")
         for entry in entries
     )
     return (

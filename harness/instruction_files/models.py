@@ -82,12 +82,16 @@ class PassedRule:
     """A rule file read but not an instruction source: one only an agent's judgement or a
     person activates (``reason`` ``"description only: catalog"``, ``"manual"``) or one
     excluded for this agent kind (``"excluded for agent coding-agent"``). ``description``:
-    what its frontmatter says it is for (empty if nothing)."""
+    what its frontmatter says it is for (empty if nothing); ``body``: its text without the
+    frontmatter, and ``digest`` the sha256 of the file (what a skills catalog entry of it
+    shows and activates)."""
 
     path: str
     format: str
     reason: str
     description: str = ""
+    body: str = field(default="", repr=False, compare=False)
+    digest: str = field(default="", compare=False)
 
 
 @dataclass(frozen=True, slots=True)

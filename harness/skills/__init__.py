@@ -18,8 +18,9 @@ workspace root or of a directory on the targets' chains. The catalog puts each s
 description and location in the prompt; ``activate`` gives the body, with the skill's other
 files listed, never read. ``allowed-tools`` is recorded and never granted: loading a skill
 adds no tool, path or permission. The parts: ``frontmatter`` (the specification's fields),
-``scan`` (the bounded walk), ``model`` (the values), ``catalog`` (discovery, collisions,
-activation), ``units`` (the layer and the manifest's record).
+``scan`` (the bounded walk), ``cache`` (scans kept between calls, refreshed by
+``invalidate(path)``), ``model`` (the values), ``catalog`` (discovery, collisions,
+activation, manual rules as entries), ``units`` (the layer and the manifest's record).
 """
 
 from __future__ import annotations

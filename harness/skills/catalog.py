@@ -24,12 +24,13 @@ import hashlib
 import json
 import os
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
 from harness.errors import ArgumentError
+from harness.instruction_files.models import PassedRule
 from harness.instruction_files.settings import InstructionFilesSettings
 from harness.skills.cache import RootState, SkillCache, affected
 from harness.skills.errors import SkillError, UnknownSkill
@@ -59,7 +60,7 @@ class SkillsConfig(Protocol):
     def deny_read(self) -> tuple[str, ...]: ...
 
 
-__all__ = ["SkillCatalog"]
+__all__ = ["RULE_FORMATS", "SkillCatalog"]
 
 _T = TypeVar("_T")
 
@@ -146,7 +147,21 @@ class SkillCatalog:
             skill_digest=skill.digest,
             reason=reason,
             trigger=trigger,
+            kind=skill.kind,
         )
+
+    def with_rules(self, rules: Iterable[PassedRule]) -> SkillCatalog:
+        """This catalog with the rule files only judgement or a person activates (the
+        ``passed`` rules of an ``InstructionSet`` whose reason is ``description only`` or
+        ``manual``; rules excluded for this agent stay out) as entries of kind ``rule``,
+        named by their path, activatable like a skill."""
+        added = [_rule_entry(rule) for rule in rules if rule.reason.startswith(_CATALOG_RULES)]
+        if not added:
+            return self
+        taken = {skill.name for skill in self.skills}
+        skills = [*self.skills, *(entry for entry in added if entry.name not in taken)]
+        skills.sort(key=lambda skill: (0 if skill.scope == "user" else 1, skill.name))
+        return SkillCatalog(skills=tuple(skills), warnings=self.warnings)
 
     @classmethod
     async def discover(
@@ -177,6 +192,25 @@ class SkillCatalog:
             directories, scope_warnings = scope.directories, scope.warnings
         job = _Job(root, directories, settings, strict, scope_warnings, cache)
         return await run_stoppable(job.run)
+
+
+_CATALOG_RULES = ("description only", "manual")
+RULE_FORMATS = frozenset({"cursor", "windsurf", "copilot"})
+"""The rule formats that have rules only judgement or a person activates."""
+
+
+def _rule_entry(rule: PassedRule) -> Skill:
+    return Skill(
+        name=rule.path,
+        description=rule.description,
+        path=rule.path,
+        scope="project",
+        digest=rule.digest,
+        body=rule.body,
+        kind="rule",
+        format=rule.format,
+        activation=rule.reason,
+    )
 
 
 def _prune(config: SkillsConfig | None) -> tuple[str, ...]:

@@ -16,10 +16,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-__all__ = ["Scope", "Skill", "SkillActivation", "Trigger"]
+__all__ = ["Kind", "Scope", "Skill", "SkillActivation", "Trigger"]
 
 Scope = Literal["project", "user"]
 Trigger = Literal["user", "model", "path"]
+Kind = Literal["skill", "rule"]
+"""``rule``: an agent's rule file that only judgement or a person activates (a Cursor rule
+with neither globs nor alwaysApply, a Windsurf ``model_decision`` or ``manual`` rule, a
+Copilot ``*.instructions.md`` without ``applyTo``), listed like a skill."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,10 +45,22 @@ class Skill:
     compatibility: str | None = None
     body: str = field(default="", repr=False)
     resources: tuple[str, ...] = ()
+    kind: Kind = "skill"
+    format: str | None = None  # a rule's format ("cursor", "windsurf", "copilot")
+    activation: str | None = None  # a rule's way in ("description only: catalog", "manual")
 
     def entry(self) -> dict[str, str]:
-        """What the catalog shows of the skill (and digests): name, description, location."""
-        return {"name": self.name, "description": self.description, "location": self.path}
+        """What the catalog shows of the skill (and digests): name, description, location
+        (and for a rule its kind, format and how it is activated)."""
+        shown = {"name": self.name, "description": self.description, "location": self.path}
+        if self.kind != "skill":
+            shown.update(kind=self.kind, format=self.format or "", activation=self.activation or "")
+        return shown
+
+    @property
+    def unit_id(self) -> str:
+        """The id of its catalog entry in the ``skills`` layer (``skill:pdf``, ``rule:...``)."""
+        return f"{self.kind}:{self.name}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +79,7 @@ class SkillActivation:
     skill_digest: str = ""
     reason: str = ""
     trigger: Trigger = "model"
+    kind: Kind = "skill"
 
     def record(self) -> dict[str, object]:
         """The manifest's record of this activation (JSON-serialisable)."""
@@ -76,4 +93,5 @@ class SkillActivation:
             "trigger": self.trigger,
             "reason": self.reason,
             "resources": list(self.resources),
+            **({"kind": self.kind} if self.kind != "skill" else {}),
         }

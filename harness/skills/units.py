@@ -38,14 +38,21 @@ LAYER = "skills"
 
 
 def entry_unit(skill: Skill) -> Unit:
-    """One catalog entry: name, description and location, nothing else."""
-    text = f"skill: {skill.name}\ndescription: {skill.description}\nlocation: {skill.path}"
-    return Unit(f"skill:{skill.name}", text, version=skill.digest)
+    """One catalog entry: name, description and location, nothing else (a rule's also says
+    its format and how it is activated)."""
+    if skill.kind == "rule":
+        text = (
+            f"rule: {skill.name}\ndescription: {skill.description or '(none)'}\n"
+            f"format: {skill.format} ({skill.activation})"
+        )
+    else:
+        text = f"skill: {skill.name}\ndescription: {skill.description}\nlocation: {skill.path}"
+    return Unit(skill.unit_id, text, version=skill.digest)
 
 
 def activation_unit(activation: SkillActivation) -> Unit:
     """One activation: the body, then the resources it may ask for (never read here)."""
-    lines = [f"skill {activation.name} (activated)", "", activation.body]
+    lines = [f"{activation.kind} {activation.name} (activated)", "", activation.body]
     if activation.resources:
         lines += ["", "resources (not loaded; open one only when these instructions need it):"]
         lines += [f"- {path}" for path in activation.resources]
@@ -111,7 +118,7 @@ def skills_record(
     return {
         "catalog_digest": catalog.digest if catalog is not None else None,
         "catalog": [
-            {"name": s.name, "scope": s.scope, "path": s.path, "sha256": s.digest}
+            {"name": s.name, "scope": s.scope, "kind": s.kind, "path": s.path, "sha256": s.digest}
             for s in (catalog.skills if catalog is not None else ())
         ],
         "activations": [activation.record() for activation in _checked(activations)],

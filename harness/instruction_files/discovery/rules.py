@@ -150,7 +150,10 @@ def rule_sources(
     kind, value = decide(header.fields)
     description = text_of(header.fields.get("description"))
     if kind == "passed":
-        return [PassedRule(display_path(found.rel), format, str(value), description)], notes
+        digest = hashlib.sha256(found.data).hexdigest()
+        body = header.body.replace("\r\n", "\n").strip()
+        path = display_path(found.rel)
+        return [PassedRule(path, format, str(value), description, body, digest)], notes
     globs: tuple[str, ...] = ()
     if kind == "paths":
         written, problems = glob_list(value)
