@@ -88,10 +88,10 @@ def _scan(spec: LayerSpec, units: tuple[Unit, ...]) -> tuple[tuple[str, ...], bo
     # One loop for every per-unit check: at hundreds of thousands of units each pass over the
     # units is memory-bound, so one Python pass beats several C-level ones (map, set).
     ids: list[str] = []
-    append = ids.append
+    append, unit_type, type_of = ids.append, Unit, type
     aged = False
     for unit in units:
-        if type(unit) is not Unit and not isinstance(unit, Unit):
+        if type_of(unit) is not unit_type and not isinstance(unit, unit_type):
             raise AssemblyTypeError(
                 f"layer {spec.name!r}: expected Unit items, got {type(unit).__name__}"
             )
