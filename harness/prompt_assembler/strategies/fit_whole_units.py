@@ -83,6 +83,10 @@ def _fit_bytes(
     """``trim_bytes`` on the units rendered as ``texts``."""
     sep_len = len(UNIT_SEPARATOR)
     limit = max_bytes + sep_len  # n units carry n - 1 separators: credit one back
+    if all(map(str.isascii, texts)):  # the common case, in C: does everything fit?
+        total = sum(map(len, texts)) + sep_len * len(texts)
+        if total <= limit:  # then each unit fits beside the others: all are kept
+            return _fit_all(units, texts, max(total - sep_len, 0), bpt)
     total = 0
     kept_at: list[int] = []
     rendered: list[str] = []
@@ -97,6 +101,20 @@ def _fit_bytes(
     result = _result(units, kept_at, rendered, -(-nbytes // bpt), budget)
     result.nbytes = nbytes
     return result
+
+
+def _fit_all(units: Sequence[Unit], texts: list[str], nbytes: int, bpt: int) -> LayerResult:
+    """Every unit kept: what ``_fit_bytes`` gives when the whole layer fits."""
+    n = len(units)
+    return LayerResult(
+        UNIT_SEPARATOR.join(texts),
+        -(-nbytes // bpt),
+        0,
+        n,
+        texts,
+        nbytes=nbytes,
+        drop_reason=REASON_BUDGET,
+    )
 
 
 def trim(units: Sequence[Unit], budget: int, tokenizer: Tokenizer) -> LayerResult:
