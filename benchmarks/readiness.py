@@ -7,7 +7,10 @@ Row 1: ``harness.readiness`` over 10,000 evidence units (kinds, claims, values a
 classes drawn deterministically; a tenth with ``max_age``, a tenth with ``requires``) against
 ``assemble`` of the same units in the ``evidence`` layer; target at most 0.5x.
 Row 2: ``assemble(..., allocation="ceilings")`` against ``"fixed"`` on the extended layout
-with every layer holding units and the evidence layer over its ceiling; target at most 1.2x.
+with every layer holding units and the evidence layer over its ceiling, the fixed build given
+the budgets the ceilings build ended with (so both keep the same units and text, and the ratio
+is the allocation's own cost); target at most 1.2x. Row 3 (information): against ``"fixed"``
+with the layout's budgets, which keeps about a third of the evidence the ceilings build keeps.
 Timings are the best of several runs.
 """
 
@@ -72,7 +75,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     gate = best(lambda: readiness(request, units, now=NOW), repeat)
     peer = best(lambda: assemble({"evidence": units}, layout=EXTENDED_LAYOUT, now=NOW), repeat)
-    rows = [("readiness / assemble, 10,000 units", gate, peer, 0.5)]
+    rows: list[tuple[str, float, float, float | None]] = [
+        ("readiness / assemble, 10,000 units", gate, peer, 0.5)
+    ]
     layers = {
         "identity": "You are the reviewer.",
         "instruction_files": [
@@ -82,16 +87,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         "evidence": [Unit(f"e{i}", "evidence " * 40) for i in range(2000)],
         "task_state": "step 2 of 5",
     }
+    lent = assemble(layers, layout=EXTENDED_LAYOUT, allocation="ceilings")
+    ended = {report.name: report.budget for report in lent.layers}
+    assert assemble(layers, layout=EXTENDED_LAYOUT, budgets=ended).text == lent.text
     ceilings = best(lambda: assemble(layers, layout=EXTENDED_LAYOUT, allocation="ceilings"), repeat)
+    same = best(lambda: assemble(layers, layout=EXTENDED_LAYOUT, budgets=ended), repeat)
     fixed = best(lambda: assemble(layers, layout=EXTENDED_LAYOUT), repeat)
-    rows.append(('allocation "ceilings" / "fixed"', ceilings, fixed, 1.2))
+    rows.append(('allocation "ceilings" / "fixed", same', ceilings, same, 1.2))
+    rows.append(('"ceilings" / "fixed" (layout budgets)', ceilings, fixed, None))
     print(f"{'row':<38} {'subject ms':>11} {'peer ms':>9} {'ratio':>7} {'target':>7}  met")
     for name, subject, base, target in rows:
         ratio = subject / base
-        met = "yes" if ratio <= target else "NO"
+        met = "-" if target is None else "yes" if ratio <= target else "NO"
+        shown = "info" if target is None else f"{target:.1f}x"
         print(
-            f"{name:<38} {subject * 1e3:>11.3f} {base * 1e3:>9.3f} {ratio:>7.2f} "
-            f"{target:>6.1f}x  {met}"
+            f"{name:<38} {subject * 1e3:>11.3f} {base * 1e3:>9.3f} {ratio:>7.2f} {shown:>7}  {met}"
         )
     return 0
 

@@ -59,9 +59,9 @@ class Ledger:
     def settle(
         self, spec: LayerSpec, ceiling: int, offered: int, report: LayerReport
     ) -> LayerReport:
-        """The layer's report once trimmed to ``ceiling + offered``: what it used beyond its
-        ceiling is borrowed (and its budget is its ceiling plus that); what it left unused
-        goes to the pool."""
+        """The layer's report (its budget the ceiling) once trimmed to ``ceiling + offered``:
+        what it used beyond its ceiling is borrowed (and its budget is its ceiling plus that);
+        what it left unused goes to the pool."""
         # A strategy trimmed to a wider budget that uses no more than the ceiling keeps what
         # it keeps at the ceiling (every strategy is monotone in its budget), so one trim
         # serves both cases.
@@ -73,8 +73,6 @@ class Ledger:
             return dataclasses.replace(
                 report, budget=ceiling + borrowed, borrowed=borrowed, notes=notes
             )
-        if offered:
-            report = dataclasses.replace(report, budget=ceiling)
         if report.tokens < ceiling:
             self.pool.append([spec.name, ceiling - report.tokens])
         return report

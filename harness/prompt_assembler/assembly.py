@@ -88,10 +88,10 @@ def _scan(spec: LayerSpec, units: tuple[Unit, ...]) -> tuple[tuple[str, ...], bo
     # One loop for every per-unit check: at hundreds of thousands of units each pass over the
     # units is memory-bound, so one Python pass beats several C-level ones (map, set).
     ids: list[str] = []
-    append = ids.append
+    append, unit_type, type_of = ids.append, Unit, type
     aged = False
     for unit in units:
-        if type(unit) is not Unit and not isinstance(unit, Unit):
+        if type_of(unit) is not unit_type and not isinstance(unit, unit_type):
             raise AssemblyTypeError(
                 f"layer {spec.name!r}: expected Unit items, got {type(unit).__name__}"
             )
@@ -251,22 +251,25 @@ def _layer(
     ids: tuple[str, ...],
     plain: bool,
     budget: int,
+    offered: int,
     strategy: Strategy,
     tok: Tokenizer,
     bpt: int | None,
     clock: datetime | None,
     estimated: bool,
 ) -> tuple[LayerReport, LayerTrim]:
-    """One layer: screened (trust, freshness), trimmed by its strategy, and reported."""
+    """One layer: screened (trust, freshness), trimmed by its strategy to ``budget`` plus
+    what it is ``offered`` to borrow, and reported against ``budget``."""
+    room = budget + offered
     fresh, positions, stale_note = units, None, None
     if not plain:
         fresh, positions, stale_note = _screen(spec, units, clock)
     if not fresh:
         result = _EMPTY
     elif bpt is not None and (fast := implementation(strategy).trim_bytes) is not None:
-        result = fast(fresh, budget * bpt, bpt, budget)
+        result = fast(fresh, room * bpt, bpt, room)
     else:
-        result = implementation(strategy).trim(fresh, budget, tok)
+        result = implementation(strategy).trim(fresh, room, tok)
     if positions is None and result.kept_at is None:  # the common case: one run kept
         start, stop = result.start, result.stop
         kept, dropped = ids[start:stop], ids[:start] + ids[stop:]
@@ -353,7 +356,8 @@ def assemble(
             units,
             ids,
             plain,
-            ceiling + offered,
+            ceiling,
+            offered,
             merged_strategies[name],
             tok,
             bpt,

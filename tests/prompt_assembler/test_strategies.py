@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from harness import TiktokenTokenizer, Unit, assemble
+from harness import ApproximateTokenizer, TiktokenTokenizer, Unit, assemble
 from harness.prompt_assembler import TRUNCATION_MARKER
 from harness.prompt_assembler.strategies.layer import fits_whole
 
@@ -90,3 +91,58 @@ def test_a_layer_that_fits_only_without_the_marker_is_kept_whole(
             tokenizer=tok,
         ).layer("project_context")
         assert (layer.text, layer.truncated, layer.tokens) == (text, False, budget)
+
+
+class Opaque:
+    """The same counts as ``inner`` behind an unknown type: the general (verified) path."""
+
+    def __init__(self, inner: ApproximateTokenizer) -> None:
+        self.inner, self.name, self.estimated = inner, f"opaque({inner.name})", True
+
+    def count(self, text: str) -> int:
+        return self.inner.count(text)
+
+    def truncate(self, text: str, max_tokens: int) -> str:
+        return self.inner.truncate(text, max_tokens)
+
+
+TEXTS = st.lists(
+    st.sampled_from(["rule", " ", "€", "<", "</context>", "<untrusted-data>", "<b>", "x" * 30]),
+    max_size=8,
+).map("".join)
+UNITS = st.lists(
+    st.tuples(TEXTS, st.sampled_from([None, "a.md"]), st.sampled_from(["trusted", "untrusted"])),
+    max_size=12,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(units=UNITS, plain=st.booleans(), budget=st.integers(0, 200))
+@pytest.mark.parametrize("strategy", ["drop_whole_units", "fit_whole_units"])
+def test_bare_texts_first_gives_what_rendering_gives(
+    strategy: str, units: list[tuple[str, str | None, str]], plain: bool, budget: int
+) -> None:
+    layer = [
+        Unit(f"u{i}", text, None if plain else source, trust="trusted" if plain else trust)
+        for i, (text, source, trust) in enumerate(units)
+    ]
+    fast, general = (
+        assemble(
+            {"business_rules": layer},
+            budgets={"business_rules": budget},
+            strategies={"business_rules": strategy},
+            tokenizer=tok,
+        ).layer("business_rules")
+        for tok in (ApproximateTokenizer(1), Opaque(ApproximateTokenizer(1)))
+    )
+    assert (fast.text, fast.kept, fast.dropped, fast.tokens) == (
+        general.text,
+        general.kept,
+        general.dropped,
+        general.tokens,
+    )
+    kept = [u for u in layer if u.id in fast.kept]  # forged tags never survive neutralising
+    assert fast.text.count("</context>") == sum(
+        u.source is not None for u in kept if u.trust == "trusted"
+    )
+    assert fast.text.count("</untrusted-data>") == sum(u.trust == "untrusted" for u in kept)

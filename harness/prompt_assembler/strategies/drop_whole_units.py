@@ -30,8 +30,55 @@ def trim_bytes(units: Sequence[Unit], max_bytes: int, bpt: int, budget: int) -> 
     # Walk from the tail (the units that survive) and stop at the first unit that does not
     # fit: the head is discarded without ever being rendered or measured. (A plain loop beats
     # chunked C-level passes here: CPython 3.11 specialises these attribute and length ops.)
+    limit = max_bytes + len(UNIT_SEPARATOR)  # n units carry n - 1 separators: credit one back
+    fitted = _bare_tail(units, limit)
+    if fitted is None:
+        fitted = _rendered_tail(units, limit)
+    kept, total, text = fitted
+    n = len(units)
+    h = n - len(kept)
+    nbytes = total - len(UNIT_SEPARATOR) if kept else 0
+    return LayerResult(
+        text,
+        -(-nbytes // bpt),
+        h,
+        n,
+        kept,
+        notes=drop_note(units, h, budget),
+        nbytes=nbytes,
+        drop_reason=REASON_HEAD,
+    )
+
+
+def _bare_tail(units: Sequence[Unit], limit: int) -> tuple[list[str], int, str] | None:
+    """(kept texts, their bytes with one separator each, the layer text) when every kept unit
+    renders as its bare text (trusted, no source, nothing to neutralise), else None."""
+    # The common case, checked once on the joined text rather than per unit: a layer with a
+    # "<" anywhere is measured again by ``_rendered_tail``.
     sep_len = len(UNIT_SEPARATOR)
-    limit = max_bytes + sep_len  # n units carry n - 1 separators: credit one back
+    total = 0
+    kept: list[str] = []
+    append = kept.append
+    for unit in reversed(units):
+        if unit.source is not None or unit.trust != "trusted":
+            return None
+        text = unit.text
+        # utf8_len, inlined: this loop runs once per kept unit
+        size = (
+            len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+        ) + sep_len
+        if total + size > limit:
+            break
+        total += size
+        append(text)
+    kept.reverse()
+    joined = UNIT_SEPARATOR.join(kept)
+    return None if "<" in joined else (kept, total, joined)
+
+
+def _rendered_tail(units: Sequence[Unit], limit: int) -> tuple[list[str], int, str]:
+    """What ``_bare_tail`` gives, for any units: each rendered as it appears."""
+    sep_len = len(UNIT_SEPARATOR)
     total = 0
     kept: list[str] = []
     append = kept.append
@@ -44,20 +91,8 @@ def trim_bytes(units: Sequence[Unit], max_bytes: int, bpt: int, budget: int) -> 
             break  # this unit and everything before it are discarded
         total += size
         append(text)
-    n = len(units)
-    h = n - len(kept)
     kept.reverse()
-    nbytes = total - sep_len if kept else 0
-    return LayerResult(
-        UNIT_SEPARATOR.join(kept),
-        -(-nbytes // bpt),
-        h,
-        n,
-        kept,
-        notes=drop_note(units, h, budget),
-        nbytes=nbytes,
-        drop_reason=REASON_HEAD,
-    )
+    return kept, total, UNIT_SEPARATOR.join(kept)
 
 
 def trim(units: Sequence[Unit], budget: int, tokenizer: Tokenizer) -> LayerResult:

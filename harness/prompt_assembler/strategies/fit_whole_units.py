@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from harness.prompt_assembler.render import render
-from harness.prompt_assembler.strategies.layer import REASON_BUDGET, LayerResult
+from harness.prompt_assembler.strategies.layer import REASON_BUDGET, LayerResult, bare_texts
 from harness.prompt_assembler.values import UNIT_SEPARATOR, Unit
 from harness.tokenizer import Tokenizer, utf8_len
 
@@ -36,15 +36,19 @@ def _result(
     kept_at.reverse()
     rendered.reverse()
     n = len(units)
+    if kept_at and kept_at[-1] - kept_at[0] == len(kept_at) - 1:  # one run: start:stop says it
+        start, stop, at = kept_at[0], kept_at[-1] + 1, None
+    else:
+        start, stop, at = 0, n, tuple(kept_at)
     return LayerResult(
         UNIT_SEPARATOR.join(rendered),
         tokens,
-        0,
-        n,
+        start,
+        stop,
         rendered,
         notes=_notes(units, kept_at, budget),
         drop_reason=REASON_BUDGET,
-        kept_at=tuple(kept_at),
+        kept_at=at,
     )
 
 
@@ -63,14 +67,32 @@ def _notes(units: Sequence[Unit], kept_at: list[int], budget: int) -> list[str]:
 
 def trim_bytes(units: Sequence[Unit], max_bytes: int, bpt: int, budget: int) -> LayerResult:
     """The byte-exact path (counts are ceil(bytes / bpt), so sizes add up exactly)."""
+    # Bare texts first: a kept text without "<" is its own rendering, and a unit whose bare
+    # text does not fit cannot fit rendered (neutralising only adds), so the decisions hold.
+    texts = bare_texts(units)
+    if texts is not None:
+        result = _fit_bytes(units, texts, max_bytes, bpt, budget)
+        if "<" not in result.text:
+            return result
+    return _fit_bytes(units, [render(unit) for unit in units], max_bytes, bpt, budget)
+
+
+def _fit_bytes(
+    units: Sequence[Unit], texts: list[str], max_bytes: int, bpt: int, budget: int
+) -> LayerResult:
+    """``trim_bytes`` on the units rendered as ``texts``."""
     sep_len = len(UNIT_SEPARATOR)
     limit = max_bytes + sep_len  # n units carry n - 1 separators: credit one back
+    if all(map(str.isascii, texts)):  # the common case, in C: does everything fit?
+        total = sum(map(len, texts)) + sep_len * len(texts)
+        if total <= limit:  # then each unit fits beside the others: all are kept
+            return _fit_all(units, texts, max(total - sep_len, 0), bpt)
     total = 0
     kept_at: list[int] = []
     rendered: list[str] = []
-    for index in range(len(units) - 1, -1, -1):
-        text = render(units[index])
-        size = utf8_len(text) + sep_len
+    for index in range(len(texts) - 1, -1, -1):
+        text = texts[index]
+        size = (len(text) if text.isascii() else utf8_len(text)) + sep_len
         if total + size <= limit:
             total += size
             kept_at.append(index)
@@ -79,6 +101,20 @@ def trim_bytes(units: Sequence[Unit], max_bytes: int, bpt: int, budget: int) -> 
     result = _result(units, kept_at, rendered, -(-nbytes // bpt), budget)
     result.nbytes = nbytes
     return result
+
+
+def _fit_all(units: Sequence[Unit], texts: list[str], nbytes: int, bpt: int) -> LayerResult:
+    """Every unit kept: what ``_fit_bytes`` gives when the whole layer fits."""
+    n = len(units)
+    return LayerResult(
+        UNIT_SEPARATOR.join(texts),
+        -(-nbytes // bpt),
+        0,
+        n,
+        texts,
+        nbytes=nbytes,
+        drop_reason=REASON_BUDGET,
+    )
 
 
 def trim(units: Sequence[Unit], budget: int, tokenizer: Tokenizer) -> LayerResult:

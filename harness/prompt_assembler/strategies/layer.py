@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import cast
 
 from harness.prompt_assembler.values import Unit
@@ -30,6 +31,7 @@ __all__ = [
     "REASON_NO_MARKER",
     "REASON_NO_ROOM",
     "LayerResult",
+    "bare_texts",
     "byte_exact",
     "drop_note",
     "empty",
@@ -74,6 +76,21 @@ class LayerResult:
     def kept_indexes(self) -> Sequence[int]:
         """Indexes of the kept units among the units the strategy got, in order."""
         return range(self.start, self.stop) if self.kept_at is None else self.kept_at
+
+
+_source, _text, _trust = attrgetter("source"), attrgetter("text"), attrgetter("trust")
+_NONE, _TRUSTED = frozenset({None}), frozenset({"trusted"})
+
+
+def bare_texts(units: Sequence[Unit]) -> list[str] | None:
+    """The units' texts, when every unit is trusted and has no source, else None.
+
+    Such a unit renders as its bare text unless that holds a ``<`` to neutralise: a caller
+    that measures these texts checks the layer text it makes for a ``<`` and renders if so.
+    """
+    if set(map(_source, units)) <= _NONE and set(map(_trust, units)) <= _TRUSTED:
+        return list(map(_text, units))
+    return None
 
 
 def byte_exact(tokenizer: Tokenizer) -> int | None:
