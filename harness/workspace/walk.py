@@ -228,7 +228,9 @@ class DirectoryWalk:
                 except OSError as exc:
                     self.warn(rel or ".", f"directory skipped: it cannot be read ({reason(exc)})")
                     continue
-                if deny is not None:
+                if deny is not None and (
+                    named is not None or (subdirs and deny.may_deny_dirs(subdirs))
+                ):
                     named = self._undenied(deny, rel, named, subdirs)
                 if named is not None:
                     chain = self._named(fd, rel, depth, length, chain, named, subdirs)
@@ -280,9 +282,10 @@ class DirectoryWalk:
     ) -> dict[str, os.DirEntry[str]] | None:
         """``named`` and ``subdirs`` (in place) without what ``deny_read`` denies, warned."""
         prefix = rel + "/" if rel else ""
-        kept = [name for name in subdirs if self._allowed(deny, prefix + name, True)]
-        if len(kept) != len(subdirs):
-            subdirs[:] = kept
+        if deny.may_deny_dirs(subdirs):
+            kept = [name for name in subdirs if self._allowed(deny, prefix + name, True)]
+            if len(kept) != len(subdirs):
+                subdirs[:] = kept
         if named is None:
             return None
         allowed = {
