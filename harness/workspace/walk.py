@@ -228,15 +228,17 @@ class DirectoryWalk:
                 except OSError as exc:
                     self.warn(rel or ".", f"directory skipped: it cannot be read ({reason(exc)})")
                     continue
+                if only is not None:  # a scoped walk: only the subdirectories on its chains
+                    on_chain = only.get(rel, frozenset())
+                    subdirs = [name for name in subdirs if name in on_chain]
                 if deny is not None and (
                     named is not None or (subdirs and deny.may_deny_dirs(subdirs))
                 ):
                     named = self._undenied(deny, rel, named, subdirs)
                 if named is not None:
                     chain = self._named(fd, rel, depth, length, chain, named, subdirs)
-                if only is not None:  # a scoped walk: only the subdirectories on its chains
-                    on_chain = only.get(rel, frozenset())
-                    subdirs = [name for name in subdirs if name in on_chain]
+                    if only is not None:  # a named entry that is a directory was added
+                        subdirs = [name for name in subdirs if name in on_chain]
                 prefix = rel + "/" if rel else ""
                 entered: list[str] = []  # ignored, entered for the tracked files they hold
                 if subdirs and chain is not None:
