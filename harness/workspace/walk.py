@@ -49,6 +49,7 @@ from typing import Literal, NamedTuple, Protocol
 
 from harness.errors import HarnessError
 from harness.workspace.deny import DenyRules
+from harness.workspace.git_index import LazyTracked
 from harness.workspace.gitignore import GITIGNORE, load_gitignore
 from harness.workspace.identity import PinBudget
 from harness.workspace.ignore import IgnoreChain, IgnoreFile, WorkspaceRules, workspace_rules
@@ -441,6 +442,7 @@ class DirectoryWalk:
                 self.drain(stack, sys.maxsize)
             else:
                 _Pool(self, stack, threads).run()
+            self._index_problem()
         finally:
             with self._lock:  # cancelled or failed: parents still queued hold descriptors
                 left = [held.fd for held in self._open if held.fd is not None]
@@ -452,6 +454,13 @@ class DirectoryWalk:
             _DIRECTORIES.give_back(len(left))
             os.close(self.root_fd)
             self.root_fd = -1
+
+    def _index_problem(self) -> None:
+        """Warn if the index this walk read (lazily) could not be read."""
+        tracked = self.base.tracked if self.base is not None else None
+        problem = tracked.take_problem() if isinstance(tracked, LazyTracked) else None
+        if problem is not None:
+            self.warn(".git/index", f"{problem}: no file counts as tracked")
 
 
 class _Pool:
