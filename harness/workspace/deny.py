@@ -31,30 +31,49 @@ class DenyRules:
     """``denied(rel)``: the first ``deny_read`` pattern that denies workspace-relative ``rel``
     (or one of its directories), or None."""
 
-    __slots__ = ("_chain", "_memo", "_singles", "patterns")
+    __slots__ = ("_chain", "_dir_names", "_memo", "_singles", "names_only", "patterns")
 
     def __init__(self, patterns: Iterable[str]) -> None:
         self.patterns = tuple(patterns)
         data = "\n".join(self.patterns).encode("utf-8", "surrogateescape")
         file, _ = IgnoreFile.parse("", data)
         self._chain = IgnoreChain((file,))
+        # No pattern holds a slash (the defaults): an entry's name alone decides, so the
+        # decisions are memoised by name, and a walk checks a directory's entries with one
+        # dict lookup each.
+        self.names_only = not (file.fixed_rules or file.variable_rules)
         self._singles: dict[str, IgnoreChain] = {}
         self._memo: dict[tuple[str, bool], str | None] = {}
+        self._dir_names: dict[str, bool] = {}
 
     def __bool__(self) -> bool:
         return bool(self.patterns)
 
     def entry(self, rel: str, is_dir: bool) -> str | None:
         """The pattern denying the entry ``rel`` itself (its directories already allowed)."""
-        key = (rel, is_dir)
+        name = rel.rpartition("/")[2]
+        key = (name if self.names_only else rel, is_dir)
         if key in self._memo:
             return self._memo[key]
-        name = rel.rsplit("/", 1)[-1]
         found = None
         if self._chain.ignored(rel, name, is_dir):
             found = next((p for p in self.patterns if self._one(p).ignored(rel, name, is_dir)), "")
         self._memo[key] = found
         return found
+
+    def may_deny_dirs(self, names: list[str]) -> bool:
+        """Whether some directory of ``names`` (the subdirectories of one directory) may be
+        denied: False means none is, so the caller need not check them one path at a time."""
+        if not self.names_only:
+            return bool(names)
+        memo = self._dir_names
+        for name in names:
+            hit = memo.get(name)
+            if hit is None:
+                hit = memo[name] = self.entry(name, True) is not None
+            if hit:
+                return True
+        return False
 
     def denied(self, rel: str, *, is_dir: bool = False) -> str | None:
         """The pattern denying ``rel`` or a directory above it, or None."""

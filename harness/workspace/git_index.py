@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from harness.workspace.reading import FileRead, read_file, reason
 
-__all__ = ["TrackedPaths", "git_dirs", "git_places", "load_tracked"]
+__all__ = ["LazyTracked", "TrackedPaths", "git_dirs", "git_places", "load_tracked"]
 
 _FLAGS = (
     os.O_RDONLY
@@ -53,6 +53,54 @@ class TrackedPaths:
 
 
 EMPTY = TrackedPaths()
+
+
+class LazyTracked:
+    """The tracked paths of the work tree at ``root``, read from its index on the first
+    question. Tracked paths change an answer only where an ignore rule matches, so a walk
+    whose rules match nothing on its way (a scoped load, usually) never imports dulwich nor
+    parses the index. ``take_problem`` hands why the index could not be read to the one
+    caller that reports it. Thread-safe."""
+
+    __slots__ = ("_lock", "_paths", "_problem", "_root")
+
+    def __init__(self, root: str) -> None:
+        self._root = root
+        self._paths: TrackedPaths | None = None
+        self._problem: str | None = None
+        self._lock = threading.Lock()
+
+    def _load(self) -> TrackedPaths:
+        paths = self._paths
+        if paths is None:
+            with self._lock:
+                if self._paths is None:
+                    self._paths, self._problem = load_tracked(self._root)
+                paths = self._paths
+        return paths
+
+    @property
+    def loaded(self) -> bool:
+        return self._paths is not None
+
+    def tracked(self, rel: str) -> bool:
+        return rel in self._load().files
+
+    def holds(self, rel: str) -> bool:
+        """Whether directory ``rel`` holds a tracked path (at any depth)."""
+        return rel in self._load().dirs
+
+    def take_problem(self) -> str | None:
+        """Why the index could not be read (once; None if not read yet or readable)."""
+        with self._lock:
+            problem, self._problem = self._problem, None
+        return problem
+
+
+def has_index(root: str) -> bool:
+    """Whether the work tree at ``root`` has an index file (one ``stat``; not read)."""
+    dirs = git_dirs(root)
+    return dirs is not None and os.path.lexists(os.path.join(dirs[0], "index"))
 
 
 def _read_small(path: str, cap: int) -> bytes | None:

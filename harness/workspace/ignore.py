@@ -39,7 +39,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from harness.workspace.git_index import TrackedPaths, git_dirs, load_tracked
+from harness.workspace.git_index import LazyTracked, TrackedPaths, git_dirs, has_index
 from harness.workspace.reading import read_file, reason
 from harness.workspace.wildmatch import (
     Matcher,
@@ -236,7 +236,7 @@ class IgnoreChain:
     def __init__(
         self,
         files: tuple[IgnoreFile, ...],
-        tracked: TrackedPaths | None = None,
+        tracked: TrackedPaths | LazyTracked | None = None,
         *,
         only_tracked: bool = False,
     ) -> None:
@@ -285,15 +285,15 @@ class IgnoreChain:
             if tracked is None:
                 return True
             return not (tracked.holds(rel) if is_dir else tracked.tracked(rel))
-        if not is_dir and tracked is not None and tracked.tracked(rel):
-            return False
         if self._only_names_at(rel.count("/") + 1):
             key = (name, is_dir)
             found = self._memo.get(key)
             if found is None:
                 found = self._memo[key] = self._decide(rel, name, is_dir)
-            return found
-        return self._decide(rel, name, is_dir)
+        else:
+            found = self._decide(rel, name, is_dir)
+        # the index is asked only about what a rule ignores (a lazy index stays unread)
+        return found and (is_dir or tracked is None or not tracked.tracked(rel))
 
     def _decide(self, rel: str, name: str, is_dir: bool) -> bool:
         found = self._deciding(rel, name, is_dir)
@@ -379,7 +379,9 @@ class WorkspaceRules:
     file and the tracked paths; None when there are neither), ``exclude_problem`` (why
     ``.git/info/exclude`` exists but cannot be applied: the caller fails closed, since what
     it ignores is unknown) and ``index_problem`` (why the index cannot be read: then no path
-    counts as tracked, which only ever ignores more)."""
+    counts as tracked, which only ever ignores more). ``workspace_rules`` leaves the index
+    unread (``LazyTracked``: read on the first question), so its problem is reported by the
+    walk that read it and ``index_problem`` stays None."""
 
     chain: IgnoreChain | None
     exclude_problem: str | None = None
@@ -388,9 +390,10 @@ class WorkspaceRules:
 
 def workspace_rules(root: str) -> WorkspaceRules:
     """The rules every walk of ``root`` starts from (the root's own ``.gitignore`` is the
-    walk's to add). Reads ``.git/info/exclude`` and (cached while unchanged) the index."""
+    walk's to add). Reads ``.git/info/exclude``; the index (cached while unchanged) only when
+    a rule ignores something and so whether it is tracked matters."""
     exclude, exclude_problem = _read_exclude(root)
-    tracked, index_problem = load_tracked(root)
+    tracked = LazyTracked(root) if has_index(root) else None  # read when a rule matches
     files = () if exclude is None else (exclude,)
     chain = IgnoreChain(files, tracked) if files or tracked else None
-    return WorkspaceRules(chain, exclude_problem, index_problem)
+    return WorkspaceRules(chain, exclude_problem)

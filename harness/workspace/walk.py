@@ -49,6 +49,7 @@ from typing import Literal, NamedTuple, Protocol
 
 from harness.errors import HarnessError
 from harness.workspace.deny import DenyRules
+from harness.workspace.git_index import LazyTracked
 from harness.workspace.gitignore import GITIGNORE, load_gitignore
 from harness.workspace.identity import PinBudget
 from harness.workspace.ignore import IgnoreChain, IgnoreFile, WorkspaceRules, workspace_rules
@@ -228,13 +229,17 @@ class DirectoryWalk:
                 except OSError as exc:
                     self.warn(rel or ".", f"directory skipped: it cannot be read ({reason(exc)})")
                     continue
-                if deny is not None:
-                    named = self._undenied(deny, rel, named, subdirs)
-                if named is not None:
-                    chain = self._named(fd, rel, depth, length, chain, named, subdirs)
                 if only is not None:  # a scoped walk: only the subdirectories on its chains
                     on_chain = only.get(rel, frozenset())
                     subdirs = [name for name in subdirs if name in on_chain]
+                if deny is not None and (
+                    named is not None or (subdirs and deny.may_deny_dirs(subdirs))
+                ):
+                    named = self._undenied(deny, rel, named, subdirs)
+                if named is not None:
+                    chain = self._named(fd, rel, depth, length, chain, named, subdirs)
+                    if only is not None:  # a named entry that is a directory was added
+                        subdirs = [name for name in subdirs if name in on_chain]
                 prefix = rel + "/" if rel else ""
                 entered: list[str] = []  # ignored, entered for the tracked files they hold
                 if subdirs and chain is not None:
@@ -280,9 +285,10 @@ class DirectoryWalk:
     ) -> dict[str, os.DirEntry[str]] | None:
         """``named`` and ``subdirs`` (in place) without what ``deny_read`` denies, warned."""
         prefix = rel + "/" if rel else ""
-        kept = [name for name in subdirs if self._allowed(deny, prefix + name, True)]
-        if len(kept) != len(subdirs):
-            subdirs[:] = kept
+        if deny.may_deny_dirs(subdirs):
+            kept = [name for name in subdirs if self._allowed(deny, prefix + name, True)]
+            if len(kept) != len(subdirs):
+                subdirs[:] = kept
         if named is None:
             return None
         allowed = {
@@ -436,6 +442,7 @@ class DirectoryWalk:
                 self.drain(stack, sys.maxsize)
             else:
                 _Pool(self, stack, threads).run()
+            self._index_problem()
         finally:
             with self._lock:  # cancelled or failed: parents still queued hold descriptors
                 left = [held.fd for held in self._open if held.fd is not None]
@@ -447,6 +454,13 @@ class DirectoryWalk:
             _DIRECTORIES.give_back(len(left))
             os.close(self.root_fd)
             self.root_fd = -1
+
+    def _index_problem(self) -> None:
+        """Warn if the index this walk read (lazily) could not be read."""
+        tracked = self.base.tracked if self.base is not None else None
+        problem = tracked.take_problem() if isinstance(tracked, LazyTracked) else None
+        if problem is not None:
+            self.warn(".git/index", f"{problem}: no file counts as tracked")
 
 
 class _Pool:

@@ -159,3 +159,45 @@ def test_the_literal_prefix_rule_of_git_before_and_after_2_52(
         rules, _ = IgnoreFile.parse("", line + b"\n", prefix_context=prefix_context)
         found = rules.check(path, name, is_dir)
         assert (found is not None and found[1]) is expected, (prefix_context, path)
+
+
+class _Names:
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+
+    def files(self, walk: object, here: object, named: dict[str, object]) -> None:
+        self.seen.extend(named)
+
+
+def _walk_with_index(root: Path, ignore: str) -> tuple[bool, list[tuple[str, str]], list[str]]:
+    """(index read?, warnings, names seen) of a walk over a repository whose index is
+    corrupt, with ``ignore`` as its root ``.gitignore``."""
+    from harness.workspace import DirectoryWalk, resolve_workspace
+    from harness.workspace.git_index import LazyTracked
+
+    (root / ".git").mkdir()
+    (root / ".git" / "index").write_bytes(b"DIRC\x00\x00\x00\x09garbage")
+    (root / ".gitignore").write_text(ignore)
+    (root / "src").mkdir()
+    (root / "src" / "AGENTS.md").write_text("rules\n")
+    resolved = resolve_workspace(root)
+    rules = workspace_rules(resolved)
+    assert rules.chain is not None and isinstance(rules.chain.tracked, LazyTracked)
+    names = _Names()
+    walk = DirectoryWalk(resolved, names, prune=(), special=("AGENTS.md",), rules=rules)
+    walk.run(threads=1)
+    return rules.chain.tracked.loaded, walk.warnings, names.seen
+
+
+def test_the_index_is_not_read_when_no_rule_ignores_anything(tmp_path: Path) -> None:
+    read, warnings, seen = _walk_with_index(tmp_path, "*.log\n")
+    assert not read and warnings == [] and seen == ["AGENTS.md"]
+
+
+def test_the_index_is_read_when_a_rule_ignores_something_and_its_problem_warned(
+    tmp_path: Path,
+) -> None:
+    read, warnings, seen = _walk_with_index(tmp_path, "src/\n")
+    assert read and seen == []
+    assert [path for path, _ in warnings] == [".git/index"]
+    assert "no file counts as tracked" in warnings[0][1]
