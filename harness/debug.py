@@ -150,6 +150,7 @@ def _context_lines(build: PromptBuild) -> list[str]:
     request = build.prompt.manifest().get("request") or {}
     for item in request.get("excluded", ()):  # removed before assembly, each with its reason
         of = f" of {item['of']}" if item.get("of") else ""
+        of += f" by {item['by']}" if item.get("by") else ""
         where = f"{item['id']} ({item['layer']})"
         lines.append(f"removed    {visible(where)[0]}: {item['reason']}{visible(of)[0]}")
     return lines

@@ -105,7 +105,9 @@ class InstructionSet:
     full walk. A rule with path globs is among the ``sources`` only when one of the
     ``targets`` matches one of them (so never in a load without targets). ``passed``: the
     rule files read that are not sources (manual and description-only rules, rules excluded
-    for this agent), in path order.
+    for this agent), in path order. ``unmatched``: the path rules no target matches (left
+    out of ``sources``); ``shadowed``: (file, the file chosen over it in its directory, e.g.
+    ``AGENTS.md`` and ``AGENTS.override.md``) for each file that went unread that way.
     """
 
     sources: tuple[InstructionSource, ...] = ()
@@ -114,6 +116,9 @@ class InstructionSet:
     targets: tuple[str, ...] = ()
     chain: tuple[str, ...] = ()
     passed: tuple[PassedRule, ...] = ()
+    # What a build records as not rendered (not_matched, shadowed); derived, not compared.
+    unmatched: tuple[str, ...] = field(default=(), compare=False)
+    shadowed: tuple[tuple[str, str], ...] = field(default=(), compare=False)
 
     def __iter__(self) -> Iterator[InstructionSource]:
         return iter(self.sources)
