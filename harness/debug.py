@@ -150,8 +150,10 @@ def _context_lines(build: PromptBuild) -> list[str]:
     request = build.prompt.manifest().get("request") or {}
     for item in request.get("excluded", ()):  # removed before assembly, each with its reason
         of = f" of {item['of']}" if item.get("of") else ""
+        of += f" by {item['by']}" if item.get("by") else ""
         where = f"{item['id']} ({item['layer']})"
-        lines.append(f"removed    {visible(where)[0]}: {item['reason']}{visible(of)[0]}")
+        line = f"removed    {visible(where)[0]}: {item['reason']}{visible(of)[0]}"
+        lines.extend(textwrap.wrap(line, width=WIDTH, subsequent_indent=" " * 11))
     return lines
 
 

@@ -42,6 +42,7 @@ The whole tree (each error, the builtins it also is, where to import it from)::
             ManifestSchemaError                  harness.prompt_assembler
         AssemblyTypeError (TypeError)            harness.prompt_assembler
         CacheTaskCrashed (RuntimeError)          harness.instruction_files.cache
+        CaseError (ValueError)                   harness.cases
         CommandHookError (RuntimeError)          harness.hooks
         ConfigError (ValueError)                 harness
         DiffOptionsError (ValueError)            harness.inspector.command

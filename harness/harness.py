@@ -46,7 +46,11 @@ from harness.build import (
 from harness.config import HarnessConfig, load_config, make_tokenizer
 from harness.context_requests import NotReady
 from harness.context_requests.build import prepare
-from harness.context_requests.policy import REQUIRED_POLICY_MISSING, missing_policies
+from harness.context_requests.policy import (
+    REQUIRED_POLICY_MISSING,
+    missing_policies,
+    unrendered_rules,
+)
 from harness.errors import ConfigError, StateError
 from harness.instruction_files import InstructionFiles
 from harness.instruction_files.explain import RulesExplanation
@@ -364,7 +368,8 @@ class Harness:
         allocation = check_allocation(given["allocation"])
         prompt = await self._assemble(plan.layers, merged, chosen, now, allocation)
         missing, policy_warnings = missing_policies(prompt, instruction_set.targets, chosen.count)
-        record = plan.record({REQUIRED_POLICY_MISSING: missing} if missing else None)
+        unread = unrendered_rules(instruction_set.unmatched, instruction_set.shadowed)
+        record = plan.record({REQUIRED_POLICY_MISSING: missing} if missing else None, unread)
         if record is not None:  # readiness and what was screened out, in the manifest
             prompt = dataclasses.replace(prompt, _request=record)
         warnings = [*instruction_set.warnings, *project_context.warnings]

@@ -45,9 +45,14 @@ class Plan:
     readiness: Readiness | None
     request: ContextRequest | None
 
-    def record(self, extra: Mapping[str, Any] | None = None) -> str | None:
+    def record(
+        self,
+        extra: Mapping[str, Any] | None = None,
+        excluded: Sequence[Mapping[str, str]] = (),
+    ) -> str | None:
         """The manifest's ``request`` entry as canonical JSON; None when there is nothing to
-        say (no request, nothing removed, no ``extra``)."""
+        say (no request, nothing removed, no ``extra``). ``excluded``: more units not
+        rendered that were removed before the build (rule files not matched or shadowed)."""
         data: dict[str, Any] = {}
         if self.request is not None:
             data["request"] = self.request.to_dict()
@@ -55,6 +60,8 @@ class Plan:
             data["readiness"] = self.readiness.to_dict()
         if self.screened.excluded:
             data.update(self.screened.to_dict())
+        if excluded:
+            data["excluded"] = [*data.get("excluded", ()), *map(dict, excluded)]
         if extra:
             data.update(extra)
         if not data:

@@ -22,9 +22,18 @@ from harness.prompt_assembler import AssembledPrompt
 from harness.prompt_assembler.render import render
 from harness.prompt_assembler.values import UNIT_SEPARATOR
 
-__all__ = ["REQUIRED_POLICY_MISSING", "applies", "missing_policies"]
+__all__ = [
+    "NOT_MATCHED",
+    "REQUIRED_POLICY_MISSING",
+    "SHADOWED",
+    "applies",
+    "missing_policies",
+    "unrendered_rules",
+]
 
 REQUIRED_POLICY_MISSING = "required_policy_missing"
+NOT_MATCHED = "not_matched"
+SHADOWED = "shadowed"
 _LAYER = "instruction_files"
 
 
@@ -35,6 +44,18 @@ def applies(source: str, target: str) -> bool:
         return True
     directory = posixpath.dirname(source)
     return not directory or target == directory or target.startswith(directory + "/")
+
+
+def unrendered_rules(
+    unmatched: Sequence[str], shadowed: Sequence[tuple[str, str]]
+) -> list[dict[str, str]]:
+    """The rule files a build read (or found) and did not render, as the manifest's
+    ``excluded`` entries: a path rule no target matches is ``not_matched``; a file another
+    was chosen over in its directory (``AGENTS.md`` beside ``AGENTS.override.md``) is
+    ``shadowed``, ``by`` the chosen one."""
+    found = [{"layer": _LAYER, "id": path, "reason": NOT_MATCHED} for path in unmatched]
+    found += [{"layer": _LAYER, "id": path, "reason": SHADOWED, "by": by} for path, by in shadowed]
+    return found
 
 
 def missing_policies(

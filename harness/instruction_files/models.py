@@ -111,7 +111,10 @@ class InstructionSet:
     rule files read that are not sources (manual and description-only rules, rules excluded
     for this agent), in path order. ``local``: the paths of the sources that are local
     files (``AGENTS.override.md``, ``CLAUDE.local.md``) read although an ignore rule lists
-    them, as Codex and Claude Code read them.
+    them, as Codex and Claude Code read them. ``unmatched``: the path rules no target
+    matches (left out of ``sources``); ``shadowed``: (file, the file chosen over it in its
+    directory, e.g. ``AGENTS.md`` and ``AGENTS.override.md``) for each file that went unread
+    that way.
     """
 
     sources: tuple[InstructionSource, ...] = ()
@@ -121,6 +124,9 @@ class InstructionSet:
     chain: tuple[str, ...] = ()
     passed: tuple[PassedRule, ...] = ()
     local: tuple[str, ...] = ()
+    # What a build records as not rendered (not_matched, shadowed); derived, not compared.
+    unmatched: tuple[str, ...] = field(default=(), compare=False)
+    shadowed: tuple[tuple[str, str], ...] = field(default=(), compare=False)
 
     def __iter__(self) -> Iterator[InstructionSource]:
         return iter(self.sources)

@@ -210,10 +210,13 @@ def applied(found: InstructionSet, targets: tuple[str, ...]) -> InstructionSet:
         if source.trigger != "paths" or matching(source.globs, targets) is not None
     )
     if len(kept) == len(found.sources):
-        if found.targets == targets:
+        if found.targets == targets and not found.unmatched:
             return found
         kept = found.sources  # the cached tuple itself
-    return dataclasses.replace(found, sources=kept, targets=targets)
+        return dataclasses.replace(found, sources=kept, targets=targets, unmatched=())
+    left = set(map(id, kept))
+    unmatched = tuple(s.path for s in found.sources if id(s) not in left)
+    return dataclasses.replace(found, sources=kept, targets=targets, unmatched=unmatched)
 
 
 def _assemble(
@@ -251,10 +254,17 @@ def _assemble(
                 passed.append(item)
         warnings.extend((found.rel, note) for note in notes)
     warnings.sort(key=lambda warning: warning[0])  # stable: a file's notes keep their order
+    chosen = {source.path for source in sources}
     return InstructionSet(
         sources=tuple(sources),
         passed=tuple(sorted(passed, key=lambda rule: rule.path)),
         local=tuple(local),
+        shadowed=tuple(
+            (display_path(other), display_path(rel))
+            for rel, others in sorted(shadowing.items())
+            if display_path(rel) in chosen
+            for other in others
+        ),
         warnings=tuple(
             # printable: a reason may quote the workspace (a .gitignore line, say)
             f"{display_path(path)}: {printable(reason)}{_shadow_note(shadowing, path, reason)}"
