@@ -243,6 +243,12 @@ class Rewriter:
         for token in tokens:
             if token.type in (tokenize.INDENT, tokenize.DEDENT, tokenize.NL):
                 continue
+            if token.type == tokenize.COMMENT:  # a comment never starts a logical line
+                if not in_import:
+                    new = self._path(self._dotted(token.string, calls=False))
+                    if new != token.string:
+                        edits.append((at(token.start), at(token.end), new))
+                continue
             if start is None:
                 start = at(token.start)
                 in_import = token.type == tokenize.NAME and token.string in ("import", "from")
@@ -257,7 +263,7 @@ class Rewriter:
                 continue
             if in_import:
                 continue
-            if token.type in (tokenize.STRING, tokenize.COMMENT):
+            if token.type == tokenize.STRING:
                 new = self._path(self._dotted(token.string, calls=False))
                 if new != token.string:
                     edits.append((at(token.start), at(token.end), new))
