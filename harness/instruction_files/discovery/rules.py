@@ -17,6 +17,7 @@ applies always, on path globs, or is not a source at all (a ``PassedRule``).
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Mapping, Sequence
 
 from harness.instruction_files.discovery.format import (
