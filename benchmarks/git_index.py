@@ -30,7 +30,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from harness.workspace import git_index
+from harness.workspace import _git_index as git_index
 
 
 def build(root: Path, count: int) -> Path:

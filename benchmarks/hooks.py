@@ -17,7 +17,7 @@ Cases (same payload, same number of calls for each side):
 
 ``--before CHECKOUT`` adds a column: the same chains built with the ``Hooks`` of another
 checkout of harness (e.g. ``--before ../harness-before``, the code before a change), loaded
-from its ``harness/hooks/hooks.py`` and timed in the same run. That module imports its siblings
+from its ``harness/hooks/_hooks.py`` and timed in the same run. That module imports its siblings
 from this checkout's package, so the other checkout must agree with this one on them (for a
 change to ``hooks.py`` alone); otherwise run this script in each checkout.
 

@@ -6,7 +6,7 @@
 Rows: the worst patterns found (``*a*a*a*a*a*a*a*b``, ``**/**/**/**/**/x``,
 ``a*a*a*a*a*[!a]``, ...) against names and paths of growing length made to make a
 backtracking matcher try every split. Each row gives the median time of one match by
-``harness.workspace.ignore`` (``IgnoreFile.check`` on a fresh file, so no memo helps) and the
+``harness.workspace._ignore`` (``IgnoreFile.check`` on a fresh file, so no memo helps) and the
 same decision by the previous matcher (pathspec's regular expressions on Python's ``re``:
 ``harness/instruction_files/ignore.py`` as of commit ``OLD_COMMIT``, read from git history
 with ``git show``; pathspec must be installed), run in a child process with a time limit
@@ -34,7 +34,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from harness.workspace.ignore import IgnoreFile
+from harness.workspace._ignore import IgnoreFile
 
 # (pattern line, how to build a hostile path of length n)
 ROWS: tuple[tuple[str, str], ...] = (
@@ -129,7 +129,7 @@ def main() -> None:
 
 def _positions(tokens: list[tuple[int, object]], text: bytes) -> bool:
     """A set-of-positions simulation of wildmatch tokens (the pure-Python alternative)."""
-    from harness.workspace import wildmatch as wm
+    from harness.workspace import _wildmatch as wm
 
     def close(states: set[int]) -> set[int]:
         todo = list(states)
@@ -165,7 +165,7 @@ def engines(limit: float) -> None:
 
     import re2
 
-    from harness.workspace import wildmatch as wm
+    from harness.workspace import _wildmatch as wm
 
     print()
     print(f"{'engine (same translated pattern)':<34} {'pattern':<20} {'len':>5} {'us/match':>10}")

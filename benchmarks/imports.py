@@ -31,7 +31,7 @@ from harness.config import HarnessConfig, ProjectContextSettings
 from harness.instruction_files import InstructionFiles, discover
 from harness.runtime import Supervisor
 from harness.workspace import resolve_workspace
-from harness.workspace.targets import scope_of
+from harness.workspace._targets import scope_of
 
 
 def fan_out(tmp: Path) -> tuple[float, float]:

@@ -4,7 +4,7 @@
     python benchmarks/listing.py --quick    # 1,200 directories
     python benchmarks/listing.py --tree ~/src/biome
 
-Each row walks the same tree the way ``harness.workspace.walk`` does (every directory opened
+Each row walks the same tree the way ``harness.workspace._walk`` does (every directory opened
 relative to its parent's descriptor with ``O_DIRECTORY | O_NOFOLLOW``), listing it:
 
 - ``scandir(fd)``: what the walk does. CPython duplicates the descriptor, ``fdopendir``s it and

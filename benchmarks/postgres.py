@@ -38,8 +38,8 @@ import asyncpg
 
 from harness import Harness
 from harness.instruction_files import create_schema
+from harness.instruction_files.stores._sqlite import SqliteInstructionStore
 from harness.instruction_files.stores.postgres import PostgresInstructionStore
-from harness.instruction_files.stores.sqlite import SqliteInstructionStore
 
 ROOT = Path(__file__).resolve().parents[1]
 PROJECT, AGENT = "acme", "reviewer"

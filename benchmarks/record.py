@@ -41,10 +41,10 @@ import anyio  # noqa: E402
 import anyio.to_thread  # noqa: E402
 
 from harness import Harness  # noqa: E402
-from harness.manifests import codec  # noqa: E402
-from harness.manifests.record import ManifestRecord  # noqa: E402
-from harness.manifests.sqlite import open_database, write_batch  # noqa: E402
-from harness.manifests.watch import FileWatch  # noqa: E402
+from harness.manifests import _codec as codec  # noqa: E402
+from harness.manifests._record import ManifestRecord  # noqa: E402
+from harness.manifests._sqlite import open_database, write_batch  # noqa: E402
+from harness.manifests._watch import FileWatch  # noqa: E402
 
 WORKSPACE = ROOT / "examples" / "acme"
 DATABASE = ROOT / "examples" / "acme.db"

@@ -35,8 +35,8 @@ import yaml
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from harness import EXTENDED_LAYOUT, SkillCatalog, assemble
-from harness.skills.simple_yaml import simple_mapping
-from harness.skills.units import skill_units
+from harness.skills._simple_yaml import simple_mapping
+from harness.skills._units import skill_units
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from assemble import bare_lower_bound  # the assembler benchmark's floor

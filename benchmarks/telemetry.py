@@ -30,9 +30,9 @@ import anyio
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from harness.harness import Harness
+from harness._harness import Harness
+from harness._unit_files import read_unit_file
 from harness.hooks import Hooks
-from harness.unit_files import read_unit_file
 
 ROOT = Path(__file__).resolve().parent.parent
 ACME = ROOT / "examples" / "acme"

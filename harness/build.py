@@ -17,20 +17,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, TypedDict
 
+from harness._project_context import ProjectContext
 from harness.config import Envelope
 from harness.context_requests import ContextRequest, Readiness
 from harness.errors import ArgumentTypeError
 from harness.instruction_files import InstructionSet
-from harness.project_context import ProjectContext
 from harness.prompt_assembler import AssembledPrompt, Unit
-from harness.prompt_assembler.allocation import Allocation
-from harness.skills.catalog import SkillCatalog
-from harness.tools.units import tools_record
+from harness.prompt_assembler._allocation import Allocation
+from harness.skills._catalog import SkillCatalog
+from harness.tools._units import tools_record
 
 if TYPE_CHECKING:
-    from harness.skills.model import SkillActivation
-    from harness.tokenizer import Tokenizer
-    from harness.tools.check import CatalogCheck
+    from harness._tokenizer import Tokenizer
+    from harness.skills._model import SkillActivation
+    from harness.tools._check import CatalogCheck
 
 __all__ = [
     "BUILD_DEFAULTS",

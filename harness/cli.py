@@ -33,10 +33,10 @@ from harness.errors import HarnessError, single_cause
 from harness.stores import is_url
 
 if TYPE_CHECKING:
+    from harness._harness import PromptBuild
+    from harness._project_context import ProjectContext
     from harness.config import HarnessConfig
-    from harness.harness import PromptBuild
     from harness.instruction_files import InstructionSet
-    from harness.project_context import ProjectContext
     from harness.prompt_assembler import Unit
 
 __all__ = ["main"]
@@ -167,7 +167,7 @@ def _rules_parser(
 
 
 async def _rules(args: argparse.Namespace, config: HarnessConfig, notes: list[str]) -> int:
-    from harness.harness import Harness
+    from harness._harness import Harness
     from harness.instruction_files.discovery.formats import check_formats
     from harness.workspace import printable
 
@@ -224,20 +224,20 @@ def _build_parser() -> _Parser:
     )
     common(sources, agent_required=False)
     _rules_parser(commands, common)
-    from harness.manifests.commands import add_commands
+    from harness.manifests._commands import add_commands
 
     add_commands(commands, debug=debug)  # manifests, replay, diff; and debug --record
-    from harness.inspector.command import add_commands as add_inspector_commands
+    from harness.inspector._command import add_commands as add_inspector_commands
 
     add_inspector_commands(commands)  # view; and diff --text
-    from harness.cases.command import add_commands as add_case_commands
+    from harness.cases._command import add_commands as add_case_commands
 
     add_case_commands(commands)  # case save, case check
     return parser
 
 
 def _read_units(path: str, option: str) -> list[Unit]:
-    from harness.unit_files import UnitFileError, read_unit_file
+    from harness._unit_files import UnitFileError, read_unit_file
 
     try:
         return read_unit_file(path, label=f"{option} {path}")
@@ -276,7 +276,7 @@ def _scoped(args: argparse.Namespace, config: HarnessConfig) -> list[str]:
     """Promote WORKSPACE to its project's root (unless --no-project-root) and check the
     targets; ``args`` then holds the workspace and targets to build from. Returns the lines
     that explain a promotion."""
-    from harness.cli_scope import command_scope
+    from harness._cli_scope import command_scope
     from harness.workspace import printable
 
     scope = command_scope(
@@ -290,8 +290,8 @@ def _scoped(args: argparse.Namespace, config: HarnessConfig) -> list[str]:
 
 
 async def _debug(args: argparse.Namespace, config: HarnessConfig, notes: list[str]) -> int:
+    from harness._harness import Harness
     from harness.debug import format_build
-    from harness.harness import Harness
     from harness.prompt_assembler import BudgetError
     from harness.workspace import printable
 
@@ -376,7 +376,7 @@ def _format_sources(
 
 
 async def _sources(args: argparse.Namespace, config: HarnessConfig, notes: list[str]) -> int:
-    from harness.harness import Harness
+    from harness._harness import Harness
 
     harness = Harness(config, database=args.db, watch_store=False)
     agent = args.agent
@@ -417,9 +417,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         import anyio
 
-        from harness.cases.command import COMMANDS as CASE_COMMANDS
-        from harness.inspector.command import COMMANDS as INSPECTOR_COMMANDS
-        from harness.manifests.commands import COMMANDS
+        from harness.cases._command import COMMANDS as CASE_COMMANDS
+        from harness.inspector._command import COMMANDS as INSPECTOR_COMMANDS
+        from harness.manifests._commands import COMMANDS
 
         # the inspector's diff adds --text
         commands = {**COMMANDS, **INSPECTOR_COMMANDS, **CASE_COMMANDS}

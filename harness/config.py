@@ -28,11 +28,12 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from harness.agents import Roster, validate_entries
+from harness._agents import Roster, validate_entries
+from harness._project_root import DEFAULT_MARKERS, check_markers
+from harness._tokenizer import Tokenizer, parse_tokenizer_spec, resolve_tokenizer_spec
 from harness.errors import ConfigError
 from harness.instruction_files import InstructionFilesSettings
 from harness.instruction_files.discovery.formats import check_formats
-from harness.project_root import DEFAULT_MARKERS, check_markers
 from harness.prompt_assembler import (
     DEFAULT_BUDGETS,
     DEFAULT_LAYOUT,
@@ -42,13 +43,12 @@ from harness.prompt_assembler import (
     Strategy,
     check_envelope,
 )
-from harness.prompt_assembler.layout import check_layout, named_layout
-from harness.skills.settings import (
+from harness.prompt_assembler._layout import check_layout, named_layout
+from harness.skills._settings import (
     DEFAULT_SKILLS_DIRS,
     check_skills_dirs,
     check_user_skills_dirs,
 )
-from harness.tokenizer import Tokenizer, parse_tokenizer_spec, resolve_tokenizer_spec
 from harness.workspace.deny import DEFAULT_DENY_READ
 
 __all__ = [

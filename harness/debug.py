@@ -33,9 +33,9 @@ from typing import TextIO, Unpack, cast
 
 import anyio
 
+from harness._harness import Harness
 from harness.build import BuildOptions, PromptBuild, check_options
 from harness.config import HarnessConfig
-from harness.harness import Harness
 from harness.prompt_assembler import AssembledPrompt, LayerReport
 from harness.workspace import display_path, printable, visible
 

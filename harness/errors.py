@@ -41,17 +41,17 @@ The whole tree (each error, the builtins it also is, where to import it from)::
             BudgetError                          harness
             ManifestSchemaError                  harness.prompt_assembler
         AssemblyTypeError (TypeError)            harness.prompt_assembler
-        CacheTaskCrashed (RuntimeError)          harness.instruction_files.cache
+        CacheTaskCrashed (RuntimeError)          harness.instruction_files._cache
         CaseError (ValueError)                   harness.cases
         CommandHookError (RuntimeError)          harness.hooks
         ConfigError (ValueError)                 harness
-        DiffOptionsError (ValueError)            harness.inspector.command
+        DiffOptionsError (ValueError)            harness.inspector._command
         HookResultError (TypeError)              harness.hooks
         HookTimeoutError (TimeoutError)          harness
         HookTypeError (TypeError)                harness.hooks
         HookValueError (ValueError)              harness.hooks
             HookSettingsError                    harness.hooks
-        ImportRefused (ValueError)               harness.workspace.imports
+        ImportRefused (ValueError)               harness.workspace._imports
         InstructionStoreError                    harness
         ManifestStoreError (OSError)             harness
             ManifestNotFound (KeyError)          harness
@@ -75,7 +75,7 @@ The whole tree (each error, the builtins it also is, where to import it from)::
         TargetOutsideWorkspace (ValueError)      harness
         TokenizerLoadError (ValueError)          harness
         ToolCatalogError (ValueError)            harness
-        UnitFileError (ValueError)               harness.unit_files
+        UnitFileError (ValueError)               harness._unit_files
         UnknownAgent (KeyError)                  harness
         UnknownSkill (KeyError)                  harness
         UsageError (ValueError)                  harness.cli

@@ -39,8 +39,8 @@ import anyio.lowlevel
 import anyio.to_thread
 
 from harness import Halt, HookOutcome, Hooks, HookTimeoutError
+from harness._harness import Harness
 from harness.config import HarnessConfig
-from harness.harness import Harness
 from harness.instruction_files import (
     InstructionFiles,
     InstructionFilesSettings,

@@ -9,19 +9,19 @@ already hold ``N``), so it is an import of ``P``, and of ``P.N`` too when that i
 The layers, lowest first. A module may import its own layer and the layers below, never one
 above (the first matching prefix decides a module's layer):
 
- 0. ``harness._version``, ``harness.errors``, ``harness.closing``: what everything may use.
- 1. ``harness.encodings``, ``harness.tokenizer``: pure text and token arithmetic.
- 2. ``harness.runtime``, ``harness.hooks``, ``harness.prompt_assembler``, ``harness.agents``:
+ 0. ``harness._version``, ``harness.errors``, ``harness._closing``: what everything may use.
+ 1. ``harness._encodings``, ``harness._tokenizer``: pure text and token arithmetic.
+ 2. ``harness.runtime``, ``harness.hooks``, ``harness.prompt_assembler``, ``harness._agents``:
     the supervision runtime, tool-use hooks, the pure assembler, the roster.
  3. ``harness.stores``: the store seam (locations, the backend registry, driver helpers);
     ``harness.context_requests``: readiness and permissions over units, pure.
- 4. ``harness.workspace``, ``harness.unit_files``, ``harness.project_root``: reading a
+ 4. ``harness.workspace``, ``harness._unit_files``, ``harness._project_root``: reading a
     workspace safely, and finding the project it belongs to.
  5. ``harness.instruction_files``: instruction files and their stores.
- 6. ``harness.project_context``, ``harness.manifests``, ``harness.tools``, ``harness.skills``:
+ 6. ``harness._project_context``, ``harness.manifests``, ``harness.tools``, ``harness.skills``:
     what a build adds and records; ``harness.cases``: recorded builds as regression cases.
  7. ``harness.config``: the configuration, which names settings of every part below.
- 8. ``harness.build``, ``harness.harness``: one build's keywords and result, and the facade
+ 8. ``harness.build``, ``harness._harness``: one build's keywords and result, and the facade
     that wires the parts into one supervised tree.
  9. ``harness.debug``, ``harness.cli``, ``harness.__main__``, ``harness`` (the package's own
     ``__init__``): what users call.
@@ -39,21 +39,21 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[1] / "harness"
 
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("harness._version", "harness.errors", "harness.closing"),
-    ("harness.encodings", "harness.tokenizer"),
-    ("harness.runtime", "harness.hooks", "harness.prompt_assembler", "harness.agents"),
+    ("harness._version", "harness.errors", "harness._closing"),
+    ("harness._encodings", "harness._tokenizer"),
+    ("harness.runtime", "harness.hooks", "harness.prompt_assembler", "harness._agents"),
     ("harness.stores", "harness.context_requests"),
-    ("harness.workspace", "harness.unit_files", "harness.project_root"),
+    ("harness.workspace", "harness._unit_files", "harness._project_root"),
     ("harness.instruction_files",),
     (
-        "harness.project_context",
+        "harness._project_context",
         "harness.manifests",
         "harness.tools",
         "harness.skills",
         "harness.cases",
     ),
     ("harness.config",),
-    ("harness.build", "harness.harness"),
+    ("harness.build", "harness._harness"),
     ("harness.debug", "harness.cli", "harness.__main__", "harness"),
 )
 

@@ -7,7 +7,7 @@ passes only while every expected unit is included::
 
     from harness import Unit, assemble
     from harness.cases import check_case, make_case
-    from harness.manifests.record import ManifestRecord
+    from harness.manifests._record import ManifestRecord
     from datetime import UTC, datetime
 
     prompt = assemble({"task_state": [Unit("log", "x " * 9000), Unit("goal", "ship it")]})
@@ -32,12 +32,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from harness._tokenizer import Tokenizer
 from harness.errors import HarnessError
-from harness.manifests.replay import replay_manifest
-from harness.tokenizer import Tokenizer
+from harness.manifests._replay import replay_manifest
 
 if TYPE_CHECKING:
-    from harness.manifests.store import ManifestStore
+    from harness.manifests._store import ManifestStore
 
 __all__ = [
     "CASE_FORMAT",

@@ -22,14 +22,14 @@ is called, whether the decision can be made::
     assert result.status == "READY" and result.outranked == ("README.md",)
 """
 
-from harness.context_requests.gate import (
+from harness.context_requests._gate import (
     NotReady,
     Readiness,
     RequirementStatus,
     Status,
     readiness,
 )
-from harness.context_requests.request import ContextRequest, Requirement
+from harness.context_requests._request import ContextRequest, Requirement
 
 __all__ = [
     "ContextRequest",

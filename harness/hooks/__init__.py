@@ -22,20 +22,20 @@ protocol), ``command`` and ``leftovers`` (running a command hook, cleaning up af
 ``settings`` (reading settings, hook types by name), ``errors``.
 """
 
-from harness.hooks.errors import CommandHookError as CommandHookError
-from harness.hooks.errors import HookResultError as HookResultError
-from harness.hooks.errors import HookSettingsError as HookSettingsError
-from harness.hooks.errors import HookTimeoutError as HookTimeoutError
-from harness.hooks.errors import HookTypeError as HookTypeError
-from harness.hooks.errors import HookValueError as HookValueError
-from harness.hooks.hooks import PHASES as PHASES
-from harness.hooks.hooks import Halt as Halt
-from harness.hooks.hooks import HookHandler as HookHandler
-from harness.hooks.hooks import HookOutcome as HookOutcome
-from harness.hooks.hooks import HookRegistration as HookRegistration
-from harness.hooks.hooks import Hooks as Hooks
-from harness.hooks.settings import HookSettings as HookSettings
-from harness.hooks.settings import load_hook_settings as load_hook_settings
+from harness.hooks._errors import CommandHookError as CommandHookError
+from harness.hooks._errors import HookResultError as HookResultError
+from harness.hooks._errors import HookSettingsError as HookSettingsError
+from harness.hooks._errors import HookTimeoutError as HookTimeoutError
+from harness.hooks._errors import HookTypeError as HookTypeError
+from harness.hooks._errors import HookValueError as HookValueError
+from harness.hooks._hooks import PHASES as PHASES
+from harness.hooks._hooks import Halt as Halt
+from harness.hooks._hooks import HookHandler as HookHandler
+from harness.hooks._hooks import HookOutcome as HookOutcome
+from harness.hooks._hooks import HookRegistration as HookRegistration
+from harness.hooks._hooks import Hooks as Hooks
+from harness.hooks._settings import HookSettings as HookSettings
+from harness.hooks._settings import load_hook_settings as load_hook_settings
 
 __all__ = [
     "PHASES",

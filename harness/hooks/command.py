@@ -2,7 +2,7 @@
 
 A ``CommandHook`` is an async handler: it runs its command with ``/bin/sh -c`` in ``cwd``, in
 its own session and process group, writes the payload as one JSON object to its stdin and
-turns the exit status and output into a verdict (``harness.hooks.claude_code``)::
+turns the exit status and output into a verdict (``harness.hooks._claude_code``)::
 
     import anyio
     from harness.hooks import Hooks
@@ -20,7 +20,7 @@ What is left of a hook after its run: when the shell exits, its process group is
 output is read for a short grace (``OUTPUT_GRACE``) and then no longer waited for, so a
 leftover that keeps the pipes open cannot stall the chain, and its result is the shell's own.
 If something still held the pipes, every process of the hook's session and every process
-holding one of its pipes is killed too (Linux, through ``/proc``; ``harness.hooks.leftovers``).
+holding one of its pipes is killed too (Linux, through ``/proc``; ``harness.hooks._leftovers``).
 A halt by timeout or cancellation kills all of that as well. What cannot be reached: a
 process that left the session (``setsid()``) and closed or replaced the hook's pipes has no
 link back to the hook, and runs on; so does anything the hook started through another service
@@ -42,9 +42,9 @@ import anyio
 import anyio.abc
 
 from harness.errors import HarnessError, describe_reason
-from harness.hooks.claude_code import EVENT_NAMES, stdin_json, verdict
-from harness.hooks.errors import CommandHookError, HookSettingsError
-from harness.hooks.leftovers import kill_leftovers
+from harness.hooks._claude_code import EVENT_NAMES, stdin_json, verdict
+from harness.hooks._errors import CommandHookError, HookSettingsError
+from harness.hooks._leftovers import kill_leftovers
 
 __all__ = ["EVENT_NAMES", "OUTPUT_GRACE", "OUTPUT_LIMIT", "CommandHook", "from_settings"]
 

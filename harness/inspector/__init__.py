@@ -7,16 +7,16 @@ differences of the unit texts two builds differ in.
 
     await write_view("manifests.db", manifest_id, None, "build.html")   # what harness view does
 
-The page (``harness.inspector.page``) loads nothing and runs no script; every recorded text is
-escaped. ``harness.inspector.textdiff`` gives the line differences ``harness diff --text``
+The page (``harness.inspector._page``) loads nothing and runs no script; every recorded text is
+escaped. ``harness.inspector._textdiff`` gives the line differences ``harness diff --text``
 prints.
 """
 
 from __future__ import annotations
 
-from harness.inspector.command import ViewError, write_view
-from harness.inspector.page import render_page
-from harness.inspector.textdiff import UnitTextDiff, render_text_differences, text_differences
+from harness.inspector._command import ViewError, write_view
+from harness.inspector._page import render_page
+from harness.inspector._textdiff import UnitTextDiff, render_text_differences, text_differences
 
 __all__ = [
     "UnitTextDiff",

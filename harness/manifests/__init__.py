@@ -27,32 +27,32 @@ import importlib as _importlib
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from harness.manifests.diff import FieldChange as FieldChange
-    from harness.manifests.diff import LayerDiff as LayerDiff
-    from harness.manifests.diff import ManifestDiff as ManifestDiff
-    from harness.manifests.diff import UnitRef as UnitRef
-    from harness.manifests.errors import ManifestNotFound as ManifestNotFound
-    from harness.manifests.errors import ManifestStoreError as ManifestStoreError
-    from harness.manifests.ids import new_manifest_id as new_manifest_id
-    from harness.manifests.record import ManifestRecord as ManifestRecord
-    from harness.manifests.replay import Difference as Difference
-    from harness.manifests.replay import Replay as Replay
-    from harness.manifests.replay import ReplayError as ReplayError
-    from harness.manifests.store import ManifestStore as ManifestStore
+    from harness.manifests._diff import FieldChange as FieldChange
+    from harness.manifests._diff import LayerDiff as LayerDiff
+    from harness.manifests._diff import ManifestDiff as ManifestDiff
+    from harness.manifests._diff import UnitRef as UnitRef
+    from harness.manifests._errors import ManifestNotFound as ManifestNotFound
+    from harness.manifests._errors import ManifestStoreError as ManifestStoreError
+    from harness.manifests._ids import new_manifest_id as new_manifest_id
+    from harness.manifests._record import ManifestRecord as ManifestRecord
+    from harness.manifests._replay import Difference as Difference
+    from harness.manifests._replay import Replay as Replay
+    from harness.manifests._replay import ReplayError as ReplayError
+    from harness.manifests._store import ManifestStore as ManifestStore
 
 _EXPORTS: dict[str, str] = {
-    "Difference": "harness.manifests.replay",
-    "FieldChange": "harness.manifests.diff",
-    "LayerDiff": "harness.manifests.diff",
-    "ManifestDiff": "harness.manifests.diff",
-    "ManifestNotFound": "harness.manifests.errors",
-    "ManifestRecord": "harness.manifests.record",
-    "ManifestStore": "harness.manifests.store",
-    "ManifestStoreError": "harness.manifests.errors",
-    "Replay": "harness.manifests.replay",
-    "ReplayError": "harness.manifests.replay",
-    "UnitRef": "harness.manifests.diff",
-    "new_manifest_id": "harness.manifests.ids",
+    "Difference": "harness.manifests._replay",
+    "FieldChange": "harness.manifests._diff",
+    "LayerDiff": "harness.manifests._diff",
+    "ManifestDiff": "harness.manifests._diff",
+    "ManifestNotFound": "harness.manifests._errors",
+    "ManifestRecord": "harness.manifests._record",
+    "ManifestStore": "harness.manifests._store",
+    "ManifestStoreError": "harness.manifests._errors",
+    "Replay": "harness.manifests._replay",
+    "ReplayError": "harness.manifests._replay",
+    "UnitRef": "harness.manifests._diff",
+    "new_manifest_id": "harness.manifests._ids",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -26,11 +26,11 @@ itself) and ``replay`` (``assemble``'s arguments rebuilt from a manifest).
 
 from __future__ import annotations
 
-from harness.prompt_assembler.assembly import assemble, merge_strategies
-from harness.prompt_assembler.budgets import BudgetError, check_envelope, merge_budgets
-from harness.prompt_assembler.cache import AssemblyCache
-from harness.prompt_assembler.layout import DEFAULT_LAYOUT, EXTENDED_LAYOUT, LayerSpec, Layout
-from harness.prompt_assembler.manifest import (
+from harness.prompt_assembler._assembly import assemble, merge_strategies
+from harness.prompt_assembler._budgets import BudgetError, check_envelope, merge_budgets
+from harness.prompt_assembler._cache import AssemblyCache
+from harness.prompt_assembler._layout import DEFAULT_LAYOUT, EXTENDED_LAYOUT, LayerSpec, Layout
+from harness.prompt_assembler._manifest import (
     SCHEMA_VERSION,
     DroppedUnitManifest,
     LayerManifest,
@@ -38,10 +38,10 @@ from harness.prompt_assembler.manifest import (
     ManifestSchemaError,
     UnitManifest,
 )
-from harness.prompt_assembler.prompt import STALE, AssembledPrompt
-from harness.prompt_assembler.render import neutralise_unit_text, restore_unit_text
-from harness.prompt_assembler.replay import ReplayInputs, ReplayProblem, replay_inputs
-from harness.prompt_assembler.values import (
+from harness.prompt_assembler._prompt import STALE, AssembledPrompt
+from harness.prompt_assembler._render import neutralise_unit_text, restore_unit_text
+from harness.prompt_assembler._replay import ReplayInputs, ReplayProblem, replay_inputs
+from harness.prompt_assembler._values import (
     AUTHORITY,
     DEFAULT_BUDGETS,
     DEFAULT_STRATEGIES,

@@ -25,34 +25,34 @@ The public modules: ``supervisor``, ``dynamic`` (``DynamicSupervisor``), ``regis
 ``ChildInfo``) and ``errors``; the modules named with a leading underscore are internal.
 """
 
-from harness.runtime.actor import Actor as Actor
-from harness.runtime.actor import Caller as Caller
-from harness.runtime.actor import ExitReason as ExitReason
-from harness.runtime.child import ChildInfo as ChildInfo
-from harness.runtime.child import ChildSpec as ChildSpec
-from harness.runtime.dynamic import ChildRef as ChildRef
-from harness.runtime.dynamic import DynamicSupervisor as DynamicSupervisor
-from harness.runtime.errors import ActorError as ActorError
-from harness.runtime.errors import ActorExited as ActorExited
-from harness.runtime.errors import AdminCallBeforeReady as AdminCallBeforeReady
-from harness.runtime.errors import AlreadyRegistered as AlreadyRegistered
-from harness.runtime.errors import CallingSelf as CallingSelf
-from harness.runtime.errors import ChildRunning as ChildRunning
-from harness.runtime.errors import DuplicateChild as DuplicateChild
-from harness.runtime.errors import FailedToStartChild as FailedToStartChild
-from harness.runtime.errors import MailboxFull as MailboxFull
-from harness.runtime.errors import MaxChildrenReached as MaxChildrenReached
-from harness.runtime.errors import MaxRestartsExceeded as MaxRestartsExceeded
-from harness.runtime.errors import NoProc as NoProc
-from harness.runtime.errors import SupervisorError as SupervisorError
-from harness.runtime.errors import SupervisorNotRunning as SupervisorNotRunning
-from harness.runtime.errors import UnknownChild as UnknownChild
-from harness.runtime.monitor import Monitor as Monitor
-from harness.runtime.monitor import monitor as monitor
-from harness.runtime.registry import Registry as Registry
-from harness.runtime.supervisor import Supervisor as Supervisor
-from harness.runtime.tasks import TaskRef as TaskRef
-from harness.runtime.tasks import TaskSupervisor as TaskSupervisor
+from harness.runtime._actor import Actor as Actor
+from harness.runtime._actor import Caller as Caller
+from harness.runtime._actor import ExitReason as ExitReason
+from harness.runtime._child import ChildInfo as ChildInfo
+from harness.runtime._child import ChildSpec as ChildSpec
+from harness.runtime._dynamic import ChildRef as ChildRef
+from harness.runtime._dynamic import DynamicSupervisor as DynamicSupervisor
+from harness.runtime._errors import ActorError as ActorError
+from harness.runtime._errors import ActorExited as ActorExited
+from harness.runtime._errors import AdminCallBeforeReady as AdminCallBeforeReady
+from harness.runtime._errors import AlreadyRegistered as AlreadyRegistered
+from harness.runtime._errors import CallingSelf as CallingSelf
+from harness.runtime._errors import ChildRunning as ChildRunning
+from harness.runtime._errors import DuplicateChild as DuplicateChild
+from harness.runtime._errors import FailedToStartChild as FailedToStartChild
+from harness.runtime._errors import MailboxFull as MailboxFull
+from harness.runtime._errors import MaxChildrenReached as MaxChildrenReached
+from harness.runtime._errors import MaxRestartsExceeded as MaxRestartsExceeded
+from harness.runtime._errors import NoProc as NoProc
+from harness.runtime._errors import SupervisorError as SupervisorError
+from harness.runtime._errors import SupervisorNotRunning as SupervisorNotRunning
+from harness.runtime._errors import UnknownChild as UnknownChild
+from harness.runtime._monitor import Monitor as Monitor
+from harness.runtime._monitor import monitor as monitor
+from harness.runtime._registry import Registry as Registry
+from harness.runtime._supervisor import Supervisor as Supervisor
+from harness.runtime._tasks import TaskRef as TaskRef
+from harness.runtime._tasks import TaskSupervisor as TaskSupervisor
 
 __all__ = [
     "Actor",

@@ -28,6 +28,8 @@ import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from harness.errors import describe_reason, single_cause
+from harness.runtime._child import ChildSpec, Status
+from harness.runtime._errors import UnknownChild
 from harness.runtime._incarnation import (
     FATAL,
     LINEAGE,
@@ -42,12 +44,10 @@ from harness.runtime._incarnation import (
     retrieved,
     will_restart,
 )
-from harness.runtime.child import ChildSpec, Status
-from harness.runtime.errors import UnknownChild
 
 __all__ = ["ChildTable"]
 
-logger = logging.getLogger("harness.runtime.supervisor")
+logger = logging.getLogger("harness.runtime._supervisor")
 
 
 class ChildTable:

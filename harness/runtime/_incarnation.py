@@ -29,7 +29,7 @@ import anyio
 from anyio.abc import TaskStatus
 
 from harness.errors import StateError
-from harness.runtime.child import ChildSpec, Status
+from harness.runtime._child import ChildSpec, Status
 
 __all__ = [
     "FATAL",
@@ -147,7 +147,7 @@ SERVING: contextvars.ContextVar[object] = contextvars.ContextVar(
     "harness_runtime_actor", default=None
 )
 """The actor whose task tree the current task belongs to (set by ``Actor.run``, see
-``harness.runtime.actor``); a supervised child's task starts with none, whoever started it."""
+``harness.runtime._actor``); a supervised child's task starts with none, whoever started it."""
 
 
 def own_runs(sup: object) -> list[Run]:

@@ -31,15 +31,15 @@ import anyio
 from anyio.abc import TaskStatus
 
 from harness.errors import StateError
+from harness.runtime._child import ChildSpec
 from harness.runtime._children import ChildTable
+from harness.runtime._errors import AdminCallBeforeReady, FailedToStartChild, SupervisorNotRunning
 from harness.runtime._incarnation import FATAL, Child, Run
 from harness.runtime._restarts import RestartPolicy
-from harness.runtime.child import ChildSpec
-from harness.runtime.errors import AdminCallBeforeReady, FailedToStartChild, SupervisorNotRunning
 
 __all__ = ["Lifecycle", "run_nested"]
 
-logger = logging.getLogger("harness.runtime.supervisor")
+logger = logging.getLogger("harness.runtime._supervisor")
 
 
 class Lifecycle:

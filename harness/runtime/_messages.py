@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any, Final, TypeAlias
 
-from harness.runtime.errors import ActorExited
+from harness.runtime._errors import ActorExited
 
 __all__ = ["NORMAL_STOPS", "Caller", "Cast", "Envelope", "ExitReason", "Info", "exited", "fail"]
 

@@ -19,7 +19,9 @@ import logging
 import anyio
 
 from harness.errors import describe_reason
+from harness.runtime._child import RestartStrategy
 from harness.runtime._children import ChildTable
+from harness.runtime._errors import MaxRestartsExceeded
 from harness.runtime._incarnation import (
     FATAL,
     Child,
@@ -30,8 +32,6 @@ from harness.runtime._incarnation import (
     will_restart,
 )
 from harness.runtime._restart_window import RestartWindow
-from harness.runtime.child import RestartStrategy
-from harness.runtime.errors import MaxRestartsExceeded
 
 __all__ = ["RestartPolicy"]
 

@@ -25,11 +25,11 @@ activation, manual rules as entries), ``units`` (the layer and the manifest's re
 
 from __future__ import annotations
 
-from harness.skills.cache import SkillCache
-from harness.skills.catalog import SkillCatalog
-from harness.skills.errors import SkillError, UnknownSkill
-from harness.skills.model import Skill, SkillActivation
-from harness.skills.units import skill_units, skills_record
+from harness.skills._cache import SkillCache
+from harness.skills._catalog import SkillCatalog
+from harness.skills._errors import SkillError, UnknownSkill
+from harness.skills._model import Skill, SkillActivation
+from harness.skills._units import skill_units, skills_record
 
 __all__ = [
     "Skill",

@@ -11,17 +11,17 @@ registered for that scheme and kind (``postgresql://`` and ``postgres://`` ship,
     is_url("records/manifests.db")           # False: an SQLite path
     register_store("mysql", "my_package.store:open_backend", kind="manifests")
 
-``harness.stores.secrets`` keeps passwords out of messages; ``harness.stores.postgres`` (which
+``harness.stores._secrets`` keeps passwords out of messages; ``harness.stores._postgres`` (which
 imports asyncpg) is what the PostgreSQL backends of every kind share.
 """
 
-from harness.stores.registry import StoreKind as StoreKind
-from harness.stores.registry import StoreSchemeError as StoreSchemeError
-from harness.stores.registry import fits_text as fits_text
-from harness.stores.registry import is_url as is_url
-from harness.stores.registry import register_store as register_store
-from harness.stores.registry import store_factory as store_factory
-from harness.stores.registry import url_scheme as url_scheme
+from harness.stores._registry import StoreKind as StoreKind
+from harness.stores._registry import StoreSchemeError as StoreSchemeError
+from harness.stores._registry import fits_text as fits_text
+from harness.stores._registry import is_url as is_url
+from harness.stores._registry import register_store as register_store
+from harness.stores._registry import store_factory as store_factory
+from harness.stores._registry import url_scheme as url_scheme
 
 __all__ = [
     "StoreKind",

@@ -179,13 +179,13 @@ def _listener_log(signals: Signals, original: Callable[..., Any]) -> Callable[..
 
 
 _TARGETS: tuple[tuple[str, str, str, Wrapper], ...] = (
-    ("harness.harness", "Harness", "build", _traced_build),
-    ("harness.instruction_files.files", "InstructionFiles", "_scoped", _traced_load),
-    ("harness.instruction_files.files", "InstructionFiles", "_read_sources", _timed_read),
-    ("harness.hooks.hooks", "Hooks", "run", _traced_hooks),
+    ("harness._harness", "Harness", "build", _traced_build),
+    ("harness.instruction_files._files", "InstructionFiles", "_scoped", _traced_load),
+    ("harness.instruction_files._files", "InstructionFiles", "_read_sources", _timed_read),
+    ("harness.hooks._hooks", "Hooks", "run", _traced_hooks),
     ("harness.hooks.command", "CommandHook", "_run", _traced_command),
     ("harness.runtime._children", "ChildTable", "log", _runtime_log),
-    ("harness.instruction_files.stores.postgres.listener", "Listener", "_log", _listener_log),
+    ("harness.instruction_files.stores.postgres._listener", "Listener", "_log", _listener_log),
 )
 
 

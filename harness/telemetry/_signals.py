@@ -12,11 +12,11 @@ from typing import TYPE_CHECKING, Any
 from opentelemetry import metrics, trace
 
 from harness._version import __version__
-from harness.hooks.matching import tool_name
+from harness.hooks._matching import tool_name
 
 if TYPE_CHECKING:
-    from harness.harness import PromptBuild
-    from harness.hooks.outcome import HookOutcome
+    from harness._harness import PromptBuild
+    from harness.hooks._outcome import HookOutcome
     from harness.instruction_files import InstructionSet
 
 __all__ = ["SCOPE", "Signals"]
@@ -73,10 +73,10 @@ class Signals:
             meter, "harness.build.drops", "{unit}", "Units dropped from prompts, by layer, reason"
         )
         self.hits = _Totals(
-            meter, "harness.instruction_files.cache.hits", "{load}", "Loads from the cache"
+            meter, "harness.instruction_files._cache.hits", "{load}", "Loads from the cache"
         )
         self.misses = _Totals(
-            meter, "harness.instruction_files.cache.misses", "{load}", "Loads that read sources"
+            meter, "harness.instruction_files._cache.misses", "{load}", "Loads that read sources"
         )
         self.events = _Totals(meter, "harness.runtime.events", "{event}", "Supervisor events")
         self.reload = meter.create_histogram(
@@ -100,7 +100,7 @@ class Signals:
             "harness.prompt.digest": prompt.digest,
             "harness.prompt.tokens": prompt.tokens,
             "harness.prompt.estimated": prompt.estimated,
-            "harness.tokenizer": prompt.tokenizer_name,
+            "harness._tokenizer": prompt.tokenizer_name,
         }
         if prompt.manifest_id is not None:
             attributes["harness.manifest.id"] = prompt.manifest_id
@@ -177,7 +177,7 @@ class Signals:
         for name in (event, "child_restarted") if restart else (event,):
             attributes: Attributes = {
                 "harness.runtime.event": name,
-                "harness.runtime.supervisor": supervisor,
+                "harness.runtime._supervisor": supervisor,
                 "harness.runtime.child_id": child_id,
             }
             if detail:

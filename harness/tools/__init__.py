@@ -20,14 +20,14 @@ is handed it. The parts: ``digest``, ``catalog``, ``policy``, ``check``, ``pins`
 
 from __future__ import annotations
 
-from harness.tools.catalog import ToolEntry
-from harness.tools.check import BlockedTool, CatalogCheck, Pin, ToolChange
-from harness.tools.errors import PinStoreError, ToolCatalogError
-from harness.tools.listener import CatalogListener
-from harness.tools.pins import PinStore
-from harness.tools.policy import ToolPolicy
-from harness.tools.tool_catalog import ToolCatalog
-from harness.tools.units import tool_units, tools_record
+from harness.tools._catalog import ToolEntry
+from harness.tools._check import BlockedTool, CatalogCheck, Pin, ToolChange
+from harness.tools._errors import PinStoreError, ToolCatalogError
+from harness.tools._listener import CatalogListener
+from harness.tools._pins import PinStore
+from harness.tools._policy import ToolPolicy
+from harness.tools._tool_catalog import ToolCatalog
+from harness.tools._units import tool_units, tools_record
 
 __all__ = [
     "BlockedTool",

@@ -37,15 +37,15 @@ paths by string.
 
 from __future__ import annotations
 
-from harness.workspace.display import display_path, escape_control, printable, visible
-from harness.workspace.gitignore import (
+from harness.workspace._display import display_path, escape_control, printable, visible
+from harness.workspace._gitignore import (
     GITIGNORE,
     GITIGNORE_MAX_BYTES,
     load_gitignore,
     read_gitignore,
 )
-from harness.workspace.identity import PINS, Identity, PinBudget, Pins
-from harness.workspace.paths import (
+from harness.workspace._identity import PINS, Identity, PinBudget, Pins
+from harness.workspace._paths import (
     PATH_MAX,
     WorkspaceNotFoundError,
     name_length,
@@ -53,7 +53,7 @@ from harness.workspace.paths import (
     resolve_workspace,
     too_long,
 )
-from harness.workspace.reading import (
+from harness.workspace._reading import (
     DIR_FLAGS,
     OPEN_FLAGS,
     FileRead,
@@ -63,15 +63,15 @@ from harness.workspace.reading import (
     read_file,
     reason,
 )
-from harness.workspace.symlinks import (
+from harness.workspace._symlinks import (
     SymlinkPolicy,
     SymlinkRefusal,
     SymlinkTarget,
     describe,
     refusal_message,
 )
-from harness.workspace.vendored import DEFAULT_VENDORED
-from harness.workspace.walk import (
+from harness.workspace._vendored import DEFAULT_VENDORED
+from harness.workspace._walk import (
     DirectoryWalk,
     Guide,
     Here,

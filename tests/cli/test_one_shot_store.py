@@ -18,7 +18,7 @@ WATCHED = textwrap.dedent(
     f"""
     import sys
     from harness.cli import main
-    from harness.instruction_files.stores.sqlite import SqliteInstructionStore
+    from harness.instruction_files.stores._sqlite import SqliteInstructionStore
     from harness.stores import register_store
 
     class Watched(SqliteInstructionStore):

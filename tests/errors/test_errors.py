@@ -28,7 +28,7 @@ TREE_HEADING = "The whole tree (each error, the builtins it also is, where to im
 
 #: Exception classes that never leave harness (control flow inside one function).
 INTERNAL = {
-    "harness.instruction_files.discovery.reader.DiscoveryCancelled",
+    "harness.instruction_files.discovery._reader.DiscoveryCancelled",
 }
 
 
@@ -67,16 +67,16 @@ def test_every_exception_class_of_harness_is_a_harness_error() -> None:
 @pytest.mark.parametrize(
     ("dotted", "builtin"),
     [
-        ("harness.agents.UnknownAgent", KeyError),
+        ("harness._agents.UnknownAgent", KeyError),
         ("harness.config.ConfigError", ValueError),
         ("harness.instruction_files.WorkspaceNotFoundError", FileNotFoundError),
-        ("harness.tokenizer.TokenizerLoadError", ValueError),
+        ("harness._tokenizer.TokenizerLoadError", ValueError),
         ("harness.hooks.HookTimeoutError", TimeoutError),
         ("harness.runtime.SupervisorNotRunning", RuntimeError),
         ("harness.runtime.AdminCallBeforeReady", RuntimeError),
         ("harness.runtime.UnknownChild", KeyError),
         ("harness.runtime.DuplicateChild", ValueError),
-        ("harness.harness.HarnessNotRunning", RuntimeError),
+        ("harness._harness.HarnessNotRunning", RuntimeError),
         ("harness.cli.UsageError", ValueError),
     ],
 )

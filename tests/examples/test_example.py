@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from harness.workspace.ignore import IgnoreChain, IgnoreFile
+from harness.workspace._ignore import IgnoreChain, IgnoreFile
 
 ROOT = Path(__file__).resolve().parents[2]
 ACME = ROOT / "examples" / "acme"

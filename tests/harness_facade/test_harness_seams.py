@@ -12,7 +12,7 @@ import pytest
 from anyio.abc import TaskStatus
 
 from harness import Harness, HarnessError
-from harness.harness import HarnessNotRunning
+from harness._harness import HarnessNotRunning
 from harness.instruction_files import (
     InstructionStore,
     SqliteInstructionStore,
@@ -20,7 +20,7 @@ from harness.instruction_files import (
     StoreRead,
 )
 from harness.runtime import ChildSpec
-from harness.stores.registry import _REGISTRY
+from harness.stores._registry import _REGISTRY
 
 
 class CompanionStore:

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from harness.hooks import PHASES, CommandHookError, Halt
-from harness.hooks.claude_code import EVENT_NAMES, PHASE_OF_EVENT, stdin_json, verdict
+from harness.hooks._claude_code import EVENT_NAMES, PHASE_OF_EVENT, stdin_json, verdict
 
 BASH = {"tool_name": "Bash", "tool_input": {"command": "ls"}}
 BLOCK = b'{"decision": "block", "reason": "bom"}'

@@ -10,9 +10,9 @@ import anyio
 import pytest
 
 from harness.hooks import HookSettingsError, HookValueError, load_hook_settings
+from harness.hooks._matching import claude_matcher, matches, parse_match
+from harness.hooks._settings import HOOK_TYPES
 from harness.hooks.command import CommandHook
-from harness.hooks.matching import claude_matcher, matches, parse_match
-from harness.hooks.settings import HOOK_TYPES
 
 
 def halting(matcher: str | None) -> dict[str, Any]:

@@ -15,7 +15,7 @@ import anyio
 import pytest
 
 from harness.hooks import Halt, HookOutcome, HookResultError, Hooks
-from harness.hooks.outcome import outcome
+from harness.hooks._outcome import outcome
 
 
 def recorder(calls: list[str], label: str) -> Any:

@@ -10,7 +10,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from harness.harness import Harness
+from harness._harness import Harness
 from harness.prompt_assembler import Unit
 from tests.cli import ACME, ACME_DB
 

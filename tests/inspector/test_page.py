@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.inspector.page import CSP, render_page
+from harness.inspector._page import CSP, render_page
 from tests.cli import harness_cli
 from tests.inspector.conftest import INJECTION, Recorded
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import anyio
 
 from harness import Harness, SkillCatalog
-from harness.inspector.skills import skills_section
+from harness.inspector._skills import skills_section
 from tests.cli import harness_cli
 from tests.skills.support import extended, skill_md, write_skill
 

@@ -14,8 +14,8 @@ import anyio
 import anyio.lowlevel
 import pytest
 
-import harness.instruction_files.discovery.sources as sources_module
-import harness.instruction_files.files as files_module
+import harness.instruction_files._files as files_module
+import harness.instruction_files.discovery._sources as sources_module
 from harness.instruction_files import (
     InstructionFiles,
     InstructionFilesSettings,
@@ -25,7 +25,7 @@ from harness.instruction_files import (
     StoreRead,
     WorkspaceNotFoundError,
 )
-from harness.instruction_files.discovery.incremental import Base
+from harness.instruction_files.discovery._incremental import Base
 from harness.runtime import Supervisor
 
 DbMaker = Callable[[Iterable[tuple[str, str, object]]], Path]

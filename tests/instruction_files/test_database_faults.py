@@ -15,8 +15,8 @@ from pathlib import Path
 import anyio
 import pytest
 
+from harness._harness import Harness
 from harness.config import HarnessConfig
-from harness.harness import Harness
 from harness.instruction_files import (
     InstructionFiles,
     InstructionFilesSettings,

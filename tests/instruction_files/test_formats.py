@@ -19,13 +19,13 @@ from harness.instruction_files import (
     InstructionSet,
     discover,
 )
+from harness.instruction_files._models import InstructionSource
 from harness.instruction_files.discovery import FORMATS, Directory, Found
-from harness.instruction_files.discovery.format import file_sources
-from harness.instruction_files.discovery.incremental import walk
-from harness.instruction_files.models import InstructionSource
+from harness.instruction_files.discovery._format import file_sources
+from harness.instruction_files.discovery._incremental import walk
 from harness.runtime import Supervisor
 from harness.workspace import resolve_workspace
-from harness.workspace.import_door import ImportDoor
+from harness.workspace._import_door import ImportDoor
 from tests.instruction_files.conftest import Writer
 from tests.workspace.ignore_cases import git
 

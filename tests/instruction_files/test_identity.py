@@ -13,7 +13,7 @@ import pytest
 
 from harness.instruction_files import InstructionFilesSettings, discover, discovery
 from harness.instruction_files.discovery import Directory
-from harness.workspace import identity
+from harness.workspace import _identity as identity
 from tests.filesystem import reuses_inodes_at_once, run_python_in_child
 
 Writer = Callable[[str, str | bytes], Path]

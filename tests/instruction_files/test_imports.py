@@ -12,8 +12,8 @@ from pathlib import Path
 import anyio
 import pytest
 
+from harness._project_context import load_project_context
 from harness.instruction_files import InstructionFiles, InstructionFilesSettings, discover
-from harness.project_context import load_project_context
 from harness.runtime import Supervisor
 from tests.instruction_files.conftest import Writer
 

@@ -16,14 +16,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import harness.instruction_files.discovery.sources as files_module
+import harness.instruction_files.discovery._sources as files_module
 from harness.instruction_files import (
     InstructionFiles,
     InstructionFilesSettings,
     InstructionSet,
     discover,
 )
-from harness.instruction_files.discovery.incremental import (
+from harness.instruction_files.discovery._incremental import (
     DIRT_LIMIT,
     Base,
     Snapshot,

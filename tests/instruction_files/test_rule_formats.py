@@ -18,8 +18,8 @@ from harness.instruction_files import (
     discover,
 )
 from harness.instruction_files.discovery import walk_workspace
-from harness.instruction_files.discovery.frontmatter import Frontmatter, split_frontmatter
-from harness.instruction_files.discovery.globs import (
+from harness.instruction_files.discovery._frontmatter import Frontmatter, split_frontmatter
+from harness.instruction_files.discovery._globs import (
     MAX_PATTERNS,
     expand_braces,
     glob_list,
@@ -27,7 +27,7 @@ from harness.instruction_files.discovery.globs import (
     matching,
     scoped,
 )
-from harness.instruction_files.discovery.incremental import walk
+from harness.instruction_files.discovery._incremental import walk
 from harness.workspace import resolve_workspace
 from tests.instruction_files.conftest import Writer
 from tests.workspace.ignore_cases import git

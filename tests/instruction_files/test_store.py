@@ -373,13 +373,13 @@ async def test_aiosqlite_still_keeps_its_worker_thread_where_harness_reads_it(
     release moves it, this fails instead of threads silently outliving reads."""
     import aiosqlite
 
-    from harness.instruction_files.stores.sqlite import worker_thread
+    from harness.instruction_files.stores._sqlite import worker_thread
 
     connection = aiosqlite.connect(tmp_path / "probe.db")
     thread = worker_thread(connection)
     assert isinstance(thread, threading.Thread), (
         f"aiosqlite {aiosqlite.__version__} no longer keeps its worker thread in `_thread`: "
-        "update harness.instruction_files.stores.sqlite.worker_thread"
+        "update harness.instruction_files.stores._sqlite.worker_thread"
     )
     with anyio.fail_after(10):
         async with connection:

@@ -29,7 +29,7 @@ from harness.instruction_files import (
 from harness.instruction_files.stores import InstructionStore
 from harness.runtime import ChildSpec, Supervisor
 from harness.stores import register_store, store_factory, url_scheme
-from harness.stores.registry import _REGISTRY
+from harness.stores._registry import _REGISTRY
 
 from .conftest import DbMaker, Writer, insert_rows
 
@@ -210,7 +210,7 @@ def test_postgres_urls_go_to_the_postgres_backend() -> None:
 def registry(monkeypatch: pytest.MonkeyPatch) -> None:
     """Registrations made by the test are undone after it."""
     monkeypatch.setattr(
-        "harness.stores.registry._REGISTRY",
+        "harness.stores._registry._REGISTRY",
         {kind: dict(found) for kind, found in _REGISTRY.items()},
     )
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from harness._project_context import load_project_context
 from harness.instruction_files import InstructionFilesSettings, discover
-from harness.project_context import load_project_context
 from harness.workspace import SymlinkPolicy, SymlinkRefusal
 
 Writer = Callable[[str, str | bytes], Path]

@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness import Unit, assemble
-from harness.manifests import codec
-from harness.manifests.record import ManifestRecord
+from harness.manifests import _codec as codec
+from harness.manifests._record import ManifestRecord
 
 START = datetime(2026, 12, 1, 10, 0, tzinfo=UTC)
 

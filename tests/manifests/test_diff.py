@@ -12,7 +12,7 @@ import anyio
 
 from harness import Unit, assemble
 from harness.manifests import ManifestRecord, ManifestStore
-from harness.manifests.diff import diff_manifests
+from harness.manifests._diff import diff_manifests
 from tests.manifests.helpers import build, sample_layers
 
 RecordMaker = Callable[..., ManifestRecord]

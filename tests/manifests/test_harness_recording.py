@@ -163,7 +163,7 @@ async def test_leaving_the_harness_drains_a_pending_record_before_closing_the_st
     store_path: Path,
 ) -> None:
     drain = _Drain()
-    logger = logging.getLogger("harness.manifests.recorder")
+    logger = logging.getLogger("harness.manifests._recorder")
     logger.addHandler(drain)
     logger.setLevel(logging.INFO)
     built: list[str | None] = []

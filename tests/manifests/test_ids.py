@@ -7,7 +7,7 @@ import threading
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness.manifests.ids import _encode, is_manifest_id, new_manifest_id
+from harness.manifests._ids import _encode, is_manifest_id, new_manifest_id
 
 
 def test_ids_are_strictly_increasing_and_well_formed() -> None:

@@ -11,7 +11,7 @@ import pytest
 from anyio.abc import TaskStatus
 
 from harness.manifests import ManifestRecord, ManifestStore, ManifestStoreError
-from harness.manifests.recorder import Recorder
+from harness.manifests._recorder import Recorder
 from harness.runtime import Supervisor
 from tests.manifests.helpers import build, sql
 
@@ -140,7 +140,7 @@ async def test_stopping_drains_an_interrupted_batch(
 ) -> None:
     record = make_record()
     seen = _Seen()
-    logger = logging.getLogger("harness.manifests.recorder")
+    logger = logging.getLogger("harness.manifests._recorder")
     logger.addHandler(seen)
     logger.setLevel(logging.INFO)
     outcome: list[str] = []

@@ -21,7 +21,7 @@ from harness import (
     assemble,
 )
 from harness.manifests import ManifestRecord, ManifestStore, Replay, ReplayError
-from harness.manifests.replay import replay_manifest
+from harness.manifests._replay import replay_manifest
 from tests.manifests.helpers import build, inputs_of, sample_layers, sql
 
 RecordMaker = Callable[..., ManifestRecord]

@@ -21,8 +21,8 @@ from harness.manifests import (
     ManifestStore,
     ManifestStoreError,
 )
-from harness.manifests.codec import SCHEMA_VERSION
-from harness.manifests.sqlite import _ROWS_PER_STATEMENT
+from harness.manifests._codec import SCHEMA_VERSION
+from harness.manifests._sqlite import _ROWS_PER_STATEMENT
 from tests.manifests.helpers import build, inputs_of, sample_layers, sql
 
 RecordMaker = Callable[..., ManifestRecord]

@@ -18,7 +18,7 @@ import asyncpg
 import pytest
 
 from harness.instruction_files.stores.postgres import create_schema_postgres
-from harness.stores.secrets import redact
+from harness.stores._secrets import redact
 from tests.postgres.support import (
     PASSWORD_URL_VARIABLE,
     URL_VARIABLE,

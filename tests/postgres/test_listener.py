@@ -15,9 +15,9 @@ import anyio
 import asyncpg
 import pytest
 
-from harness.instruction_files.models import InstructionStoreError
+from harness.instruction_files._models import InstructionStoreError
 from harness.instruction_files.stores.postgres import CHANNEL, PostgresInstructionStore
-from harness.instruction_files.stores.postgres.listener import _backoff
+from harness.instruction_files.stores.postgres._listener import _backoff
 from harness.runtime import Supervisor
 from tests.postgres.support import PrivateServer, Recorder, backends, put, until
 
@@ -146,7 +146,7 @@ async def test_ids_too_long_for_a_notice_still_commit_and_mean_every_row(
 async def test_a_terminated_listener_drops_rows_then_reconnects_and_listens_again(
     admin: asyncpg.Connection, postgres_url: str, caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.INFO, logger="harness.instruction_files.stores.postgres.listener")
+    caplog.set_level(logging.INFO, logger="harness.instruction_files.stores.postgres._listener")
     recorder = Watching()
     with anyio.fail_after(20):
         async with listening(postgres_url, recorder) as store:
@@ -195,7 +195,7 @@ async def test_rows_are_dropped_before_a_dead_connection_is_closed(
 ) -> None:
     """Closing a connection that died silently can take the whole close timeout: the cached
     rows must be dropped first, not after it."""
-    caplog.set_level(logging.DEBUG, logger="harness.instruction_files.stores.postgres.listener")
+    caplog.set_level(logging.DEBUG, logger="harness.instruction_files.stores.postgres._listener")
     recorder = Recorder()
     with anyio.fail_after(20):
         async with listening(postgres_url, recorder, heartbeat=0.4) as store:

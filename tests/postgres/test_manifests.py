@@ -10,7 +10,7 @@ import pytest
 
 from harness import Harness
 from harness.manifests import ManifestStore, ManifestStoreError
-from harness.manifests.codec import SCHEMA_VERSION
+from harness.manifests._codec import SCHEMA_VERSION
 from tests.cli import ACME, ACME_DB
 
 

@@ -13,14 +13,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from harness.errors import HarnessError
-from harness.instruction_files.models import InstructionStoreError
+from harness.instruction_files._models import InstructionStoreError
 from harness.instruction_files.stores import InstructionStore
 from harness.instruction_files.stores.postgres import (
     POSTGRES_SCHEMA_SQL,
     PostgresInstructionStore,
     PostgresOptionError,
 )
-from harness.stores.secrets import passwords_of, redact
+from harness.stores._secrets import passwords_of, redact
 from tests.postgres.support import backends, put
 
 SECRET = "Zebra-Secret-4711"

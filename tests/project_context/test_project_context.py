@@ -11,7 +11,7 @@ import anyio
 import pytest
 
 from harness import Harness
-from harness.project_context import load_project_context
+from harness._project_context import load_project_context
 
 Tree = Callable[[dict[str, str | bytes]], Path]
 
@@ -250,7 +250,7 @@ def test_undecodable_and_escape_like_names_are_distinct_printable_units(tmp_path
 def test_an_inode_number_reused_by_an_atomic_save_does_not_merge_two_files(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import harness.project_context as project_context
+    import harness._project_context as project_context
     from tests.filesystem import reuses_inodes_at_once
 
     if not reuses_inodes_at_once(tmp_path):

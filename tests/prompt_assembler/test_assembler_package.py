@@ -260,8 +260,8 @@ def test_the_fast_constructors_give_what_the_constructors_give() -> None:
     import dataclasses
 
     from harness.prompt_assembler import LayerReport
-    from harness.prompt_assembler.prompt import new_prompt
-    from harness.prompt_assembler.values import fast_new, new_report
+    from harness.prompt_assembler._prompt import new_prompt
+    from harness.prompt_assembler._values import fast_new, new_report
 
     prompt = assemble({"identity": "You are the reviewer.", "task_state": [Unit("t", "x")]})
     for report in prompt.layers:

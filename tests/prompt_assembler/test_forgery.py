@@ -18,8 +18,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from harness import LAYERS, ApproximateTokenizer, Strategy, Tokenizer, Unit, assemble
+from harness._harness import Harness
 from harness.config import HarnessConfig
-from harness.harness import Harness
 from harness.instruction_files import create_schema
 from harness.prompt_assembler import restore_unit_text
 from tests.prompt_assembler.forgery import (

@@ -23,7 +23,7 @@ from harness.prompt_assembler import (
     assemble,
     replay_inputs,
 )
-from harness.prompt_assembler.render import render, sha256
+from harness.prompt_assembler._render import render, sha256
 from harness.prompt_assembler.strategies import implementation
 
 EXTENDED_NAMES = (

@@ -30,7 +30,7 @@ from harness.prompt_assembler import (
     replay_inputs,
     restore_unit_text,
 )
-from harness.prompt_assembler.render import UNTRUSTED_NOTE, sha256
+from harness.prompt_assembler._render import UNTRUSTED_NOTE, sha256
 
 NOW = datetime(2026, 12, 1, 10, 0, tzinfo=UTC)
 INFORMATION = ("project_context", "business_rules", "task_state")

@@ -30,8 +30,8 @@ from harness.prompt_assembler import (
     Unit,
     assemble,
 )
-from harness.prompt_assembler import cache as cache_module
-from harness.prompt_assembler.render import kept_chars, render
+from harness.prompt_assembler import _cache as cache_module
+from harness.prompt_assembler._render import kept_chars, render
 from tests.prompt_assembler.test_ledger import ledger_assemblies
 from tests.prompt_assembler.test_properties import Lumpy, assemblies
 

@@ -29,7 +29,7 @@ from harness import (
     assemble,
 )
 from harness.prompt_assembler import LAYER_SEPARATOR, TRUNCATION_MARKER, UNIT_SEPARATOR
-from harness.prompt_assembler.render import render
+from harness.prompt_assembler._render import render
 
 PIECES = st.one_of(
     st.text(alphabet="abcxyz ABC.,;:-_", min_size=1, max_size=8),

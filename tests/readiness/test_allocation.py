@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness.prompt_assembler import EXTENDED_LAYOUT, Manifest, Unit, assemble
-from harness.prompt_assembler.layout import layout_budgets
+from harness.prompt_assembler._layout import layout_budgets
 
 NAMES = [spec.name for spec in EXTENDED_LAYOUT]
 INFORMATION = {spec.name for spec in EXTENDED_LAYOUT if spec.authority == "information"}

@@ -13,7 +13,7 @@ import anyio
 import pytest
 
 from harness import Harness, HarnessConfig, load_config
-from harness.project_context import load_project_context
+from harness._project_context import load_project_context
 from harness.workspace.deny import DEFAULT_DENY_READ, DenyRules
 
 Tree = Callable[[dict[str, str | bytes]], Path]

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness import Harness, HarnessConfig, Unit, assemble
-from harness.context_requests.policy import applies
+from harness.context_requests._policy import applies
 from harness.debug import format_build
 from harness.prompt_assembler import EXTENDED_LAYOUT, Strategy
 from harness.prompt_assembler.strategies.layer import DROP_REASONS

@@ -21,7 +21,7 @@ from harness.runtime import (
     SupervisorNotRunning,
     UnknownChild,
 )
-from harness.runtime.supervisor import RestartWindow
+from harness.runtime._supervisor import RestartWindow
 
 NAMES = ["a", "b", "c", "d", "e"]
 

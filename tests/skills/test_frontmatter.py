@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from harness import ConfigError, HarnessConfig, load_config
-from harness.skills.frontmatter import parse_skill, split_frontmatter
+from harness.skills._frontmatter import parse_skill, split_frontmatter
 
 
 def test_the_frontmatter_ends_at_the_closing_line_only() -> None:

@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 
 from harness import Harness, LayerReport, SkillActivation, SkillCatalog, UnknownSkill, assemble
 from harness.prompt_assembler import EXTENDED_LAYOUT
-from harness.skills.model import Skill
-from harness.skills.units import skill_drops, skill_units
+from harness.skills._model import Skill
+from harness.skills._units import skill_drops, skill_units
 from tests.cli import ACME, ROOT
 from tests.skills.support import extended, real_workspace, skill_md, write_skill
 

@@ -6,7 +6,7 @@ import yaml
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from harness.skills.simple_yaml import simple_mapping
+from harness.skills._simple_yaml import simple_mapping
 
 _KEYS = st.sampled_from(["name", "description", "metadata", "allowed-tools", "x_y", "a", "A1"])
 _PIECES = st.sampled_from(

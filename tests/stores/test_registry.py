@@ -13,7 +13,7 @@ from harness import HarnessError
 from harness.instruction_files import InstructionStoreError
 from harness.manifests import ManifestStore, ManifestStoreError
 from harness.stores import StoreSchemeError, is_url, register_store, store_factory, url_scheme
-from harness.stores.registry import _REGISTRY
+from harness.stores._registry import _REGISTRY
 from tests.cli import ACME, ACME_DB, ROOT
 
 
@@ -21,7 +21,7 @@ from tests.cli import ACME, ACME_DB, ROOT
 def _registry(monkeypatch: pytest.MonkeyPatch) -> None:
     """Registrations made by a test are undone after it."""
     monkeypatch.setattr(
-        "harness.stores.registry._REGISTRY",
+        "harness.stores._registry._REGISTRY",
         {kind: dict(found) for kind, found in _REGISTRY.items()},
     )
 
@@ -50,7 +50,7 @@ def test_every_kind_opens_postgresql_urls() -> None:
 
 
 async def test_a_registered_manifest_backend_opens_its_urls(tmp_path: Path) -> None:
-    from harness.manifests.sqlite import SqliteBackend
+    from harness.manifests._sqlite import SqliteBackend
 
     opened: list[str] = []
 

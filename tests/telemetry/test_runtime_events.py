@@ -33,7 +33,7 @@ async def test_start_exit_restart_and_max_restarts(
     assert names.count("harness.runtime.reached_max_restart_intensity") == 1
     (limit,) = sdk.spans("harness.runtime.reached_max_restart_intensity")
     attributes = dict(limit.attributes or {})
-    assert attributes["harness.runtime.supervisor"] == "supervisor"
+    assert attributes["harness.runtime._supervisor"] == "supervisor"
     assert attributes["harness.runtime.child_id"] == "crasher"
     assert [event.name for event in limit.events] == ["reached_max_restart_intensity"]
     logged = [getattr(record, "event", None) for record in caplog.records]

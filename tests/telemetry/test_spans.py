@@ -11,8 +11,8 @@ import anyio
 import pytest
 
 import harness.telemetry
+from harness._harness import Harness, PromptBuild
 from harness.errors import HarnessError
-from harness.harness import Harness, PromptBuild
 from harness.hooks import Halt, Hooks, load_hook_settings
 from harness.prompt_assembler import Unit
 from tests.cli import ACME, ACME_DB
@@ -84,8 +84,8 @@ async def test_load_spans_are_children_of_the_build_and_say_cache_hit(
     assert second["harness.instruction_files.files_read"] == 0
     assert first["harness.instruction_files.scoped"] is False
     metrics = sdk.metrics()
-    assert metrics["harness.instruction_files.cache.hits"] == [({}, 1)]
-    assert metrics["harness.instruction_files.cache.misses"] == [({}, 1)]
+    assert metrics["harness.instruction_files._cache.hits"] == [({}, 1)]
+    assert metrics["harness.instruction_files._cache.misses"] == [({}, 1)]
     assert metrics["harness.instruction_files.reload.duration"] == [({}, 1)]  # one recorded
 
 

@@ -24,7 +24,7 @@ BUILD = """
 import logging, sys
 import anyio
 import harness.telemetry
-from harness.harness import Harness
+from harness._harness import Harness
 from harness.hooks import Hooks
 
 logging.basicConfig(level=logging.WARNING, stream=sys.stderr)

@@ -18,8 +18,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from harness import TiktokenTokenizer
-from harness.encodings import SPLITTABLE_PATTERNS
-from harness.tokenizer import _BOUNDARY, _DECODE_SLICE, _pieces
+from harness._encodings import SPLITTABLE_PATTERNS
+from harness._tokenizer import _BOUNDARY, _DECODE_SLICE, _pieces
 
 SPECIALS = [
     "<|endoftext|>",

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from harness import ApproximateTokenizer, TiktokenTokenizer, Tokenizer
-from harness.tokenizer import TokenizerLoadError
+from harness._tokenizer import TokenizerLoadError
 
 # Text that stresses code-point and token boundaries: CJK, emoji (incl. ZWJ sequences and
 # flags), combining marks, special-token strings and markup.
@@ -393,8 +393,8 @@ def test_a_repeated_truncation_is_memoised(cl100k_file: Path) -> None:
 def test_the_two_tiktoken_internals_read_are_still_there(cl100k: TiktokenTokenizer) -> None:
     # If tiktoken drops either attribute the tokenizer stays exact but turns slow: this test
     # says so loudly, before a release raises tiktoken's upper bound in pyproject.toml.
-    from harness.encodings import SPLITTABLE_PATTERNS
-    from harness.tokenizer import _buffer_encoder, _split_pattern
+    from harness._encodings import SPLITTABLE_PATTERNS
+    from harness._tokenizer import _buffer_encoder, _split_pattern
 
     assert _buffer_encoder(cl100k.encoding) is not None, "tiktoken lost encode_to_tiktoken_buffer"
     assert _split_pattern(cl100k.encoding) in SPLITTABLE_PATTERNS, "tiktoken lost _pat_str"
@@ -414,7 +414,7 @@ def test_the_two_tiktoken_internals_read_are_still_there(cl100k: TiktokenTokeniz
 def test_one_parser_reads_every_tokenizer_spec(
     text: str, kind: str, bpt: int, reference: str
 ) -> None:
-    from harness.tokenizer import parse_tokenizer_spec
+    from harness._tokenizer import parse_tokenizer_spec
 
     spec = parse_tokenizer_spec(text)
     assert (spec.kind, spec.bytes_per_token, spec.reference, str(spec)) == (
@@ -428,14 +428,14 @@ def test_one_parser_reads_every_tokenizer_spec(
 
 @pytest.mark.parametrize("text", ["", "tiktoken:", "approx", "approximate(bytes/0)", "cl100k"])
 def test_a_bad_tokenizer_spec_is_refused_saying_what_works(text: str) -> None:
-    from harness.tokenizer import parse_tokenizer_spec
+    from harness._tokenizer import parse_tokenizer_spec
 
     with pytest.raises(ValueError, match="use 'approximate' or 'tiktoken:NAME_OR_PATH'"):
         parse_tokenizer_spec(text)
 
 
 def test_a_relative_rank_file_is_resolved_against_its_config(tmp_path: Path) -> None:
-    from harness.tokenizer import resolve_tokenizer_spec
+    from harness._tokenizer import resolve_tokenizer_spec
 
     assert resolve_tokenizer_spec("tiktoken:r/cl100k_base.tiktoken", tmp_path) == (
         f"tiktoken:{tmp_path / 'r/cl100k_base.tiktoken'}"

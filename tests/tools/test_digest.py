@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness.tools import ToolCatalog, ToolCatalogError
-from harness.tools.digest import catalog_digest, tool_digest
+from harness.tools._digest import catalog_digest, tool_digest
 from tests.tools.server import INITIAL_TOOLS
 
 _json_leaf = st.none() | st.booleans() | st.integers(-(2**53) + 1, 2**53 - 1) | st.text()

@@ -10,7 +10,7 @@ import anyio
 import pytest
 
 from harness.tools import CatalogCheck, PinStore, ToolCatalog, ToolCatalogError, ToolPolicy
-from harness.tools.units import tool_units
+from harness.tools._units import tool_units
 from tests.tools.server import INITIAL_TOOLS
 from tests.tools.session import children, connected, modern
 

@@ -11,9 +11,9 @@ import pytest
 
 from harness.errors import ArgumentError, ArgumentTypeError
 from harness.prompt_assembler import LAYERS, assemble
-from harness.prompt_assembler.render import UNTRUSTED_CLOSE, untrusted_open_tag
+from harness.prompt_assembler._render import UNTRUSTED_CLOSE, untrusted_open_tag
 from harness.tools import CatalogCheck, PinStore, ToolCatalog, ToolPolicy, tool_units, tools_record
-from harness.tools.units import tools_layer
+from harness.tools._units import tools_layer
 from tests.tools.server import DELETE_FILE, INITIAL_TOOLS
 
 HOSTILE = {

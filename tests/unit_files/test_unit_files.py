@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.unit_files import UnitFileError, read_unit_file, split_lines
+from harness._unit_files import UnitFileError, read_unit_file, split_lines
 from tests.cli import ACME_ARGS, harness_cli_bytes
 
 ACME = ["debug", *ACME_ARGS]

@@ -6,7 +6,7 @@ One *batch* is a real git repository holding many *cases*, each in its own direc
 ``git add -f``. Every path of the repository is then classified by one
 ``git check-ignore --no-index --stdin -z -v -n`` call (tracked paths and the directories
 holding them are then not ignored, as ``check-ignore`` with the index reports them),
-and by ``harness.workspace.ignore`` walking the tree as the discovery walk does.
+and by ``harness.workspace._ignore`` walking the tree as the discovery walk does.
 Used by ``tests/workspace/test_ignore_differential.py`` (fixed seeds) and
 ``benchmarks/ignore_differential.py`` (the large run).
 """
@@ -20,7 +20,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.workspace.ignore import IgnoreChain, IgnoreFile, workspace_rules
+from harness.workspace._ignore import IgnoreChain, IgnoreFile, workspace_rules
 
 GIT = shutil.which("git")
 

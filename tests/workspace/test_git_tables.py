@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.workspace.git_index import TrackedPaths
-from harness.workspace.ignore import IgnoreChain, IgnoreFile
-from harness.workspace.wildmatch import wildmatch
+from harness.workspace._git_index import TrackedPaths
+from harness.workspace._ignore import IgnoreChain, IgnoreFile
+from harness.workspace._wildmatch import wildmatch
 from tests.workspace.ignore_cases import GIT, git, git_version
 
 DATA = Path(__file__).parent / "data"

@@ -19,10 +19,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from harness._harness import Harness
+from harness._project_context import load_project_context
 from harness.config import HarnessConfig
-from harness.harness import Harness
 from harness.instruction_files import InstructionFiles, InstructionFilesSettings, discover
-from harness.project_context import load_project_context
 from tests.filesystem import run_python_in_child
 from tests.trees import (
     NAME_POOL,

@@ -1,4 +1,4 @@
-"""``harness.workspace.ignore`` on real git repositories: tracked files, info/exclude, bytes."""
+"""``harness.workspace._ignore`` on real git repositories: tracked files, info/exclude, bytes."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.workspace.git_index import load_tracked
-from harness.workspace.ignore import IgnoreFile, parse_lines, workspace_rules
+from harness.workspace._git_index import load_tracked
+from harness.workspace._ignore import IgnoreFile, parse_lines, workspace_rules
 from tests.workspace.ignore_cases import GIT, git, git_view, our_view
 
 needs_git = pytest.mark.skipif(GIT is None, reason="git is not installed")
@@ -173,7 +173,7 @@ def _walk_with_index(root: Path, ignore: str) -> tuple[bool, list[tuple[str, str
     """(index read?, warnings, names seen) of a walk over a repository whose index is
     corrupt, with ``ignore`` as its root ``.gitignore``."""
     from harness.workspace import DirectoryWalk, resolve_workspace
-    from harness.workspace.git_index import LazyTracked
+    from harness.workspace._git_index import LazyTracked
 
     (root / ".git").mkdir()
     (root / ".git" / "index").write_bytes(b"DIRC\x00\x00\x00\x09garbage")

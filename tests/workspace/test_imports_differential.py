@@ -18,8 +18,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from harness.workspace import SymlinkPolicy, resolve_workspace
-from harness.workspace.import_door import ImportDoor, expand_file
-from harness.workspace.imports import Imported
+from harness.workspace._import_door import ImportDoor, expand_file
+from harness.workspace._imports import Imported
 
 FILES = ("a.md", "b.md", "d/c.md", "d/e.md", "d/f/g.md")
 LINKS = {"la.md": "a.md", "d/lc.md": "c.md", "ld": "d"}  # name -> what the symlink says

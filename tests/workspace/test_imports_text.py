@@ -1,4 +1,4 @@
-"""The text rules of ``@path`` imports (``harness.workspace.imports``), with an in-memory
+"""The text rules of ``@path`` imports (``harness.workspace._imports``), with an in-memory
 door; the file rules are tested through real files in the instruction-file tests."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness.workspace.imports import MAX_DEPTH, Imported, ImportRefused, expand, import_target
+from harness.workspace._imports import MAX_DEPTH, Imported, ImportRefused, expand, import_target
 
 
 def door(files: dict[str, str]):  # type: ignore[no-untyped-def]

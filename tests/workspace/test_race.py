@@ -26,9 +26,9 @@ from pathlib import Path
 
 import pytest
 
+from harness._project_context import load_project_context
 from harness.instruction_files import InstructionFilesSettings, discover
-from harness.instruction_files.discovery import incremental
-from harness.project_context import load_project_context
+from harness.instruction_files.discovery import _incremental as incremental
 from harness.workspace import resolve_workspace
 
 MARKER = "OUTSIDE-TENANT-SECRET"

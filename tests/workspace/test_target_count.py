@@ -13,7 +13,7 @@ import pytest
 from harness import HarnessError, InstructionFiles
 from harness.errors import ArgumentError
 from harness.runtime import Supervisor
-from harness.workspace.targets import TARGETS_MAX, resolve_scope, scope_of
+from harness.workspace._targets import TARGETS_MAX, resolve_scope, scope_of
 from tests.cli import harness_cli
 
 

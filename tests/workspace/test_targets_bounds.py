@@ -20,7 +20,7 @@ from harness.errors import ArgumentError
 from harness.instruction_files import InstructionFiles, WorkspaceNotFoundError, discover
 from harness.runtime import Supervisor
 from harness.workspace import resolve_workspace
-from harness.workspace.targets import ON_LOOP, TARGET_MAX, _OverBudget, resolve_scope, scope_of
+from harness.workspace._targets import ON_LOOP, TARGET_MAX, _OverBudget, resolve_scope, scope_of
 
 
 @pytest.fixture

@@ -11,16 +11,16 @@ import pytest
 @pytest.mark.parametrize(
     "name",
     [
-        "harness.workspace.targets",
-        "harness.workspace.import_door",
-        "harness.instruction_files.discovery.scoping",
+        "harness.workspace._targets",
+        "harness.workspace._import_door",
+        "harness.instruction_files.discovery._scoping",
         "harness.instruction_files.discovery",
-        "harness.instruction_files.discovery.incremental",
+        "harness.instruction_files.discovery._incremental",
         "harness.instruction_files.discovery.formats",
-        "harness.instruction_files.discovery.formats.agents",
-        "harness.workspace.walk",
-        "harness.workspace.vendored",
-        "harness.instruction_files.git_places",
+        "harness.instruction_files.discovery.formats._agents",
+        "harness.workspace._walk",
+        "harness.workspace._vendored",
+        "harness.instruction_files._git_places",
     ],
 )
 def test_module_examples_run(name: str) -> None:

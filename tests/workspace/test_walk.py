@@ -8,7 +8,9 @@ from pathlib import Path
 import pytest
 
 from harness.instruction_files import InstructionFilesSettings, discover
-from harness.workspace import PinBudget, identity, walk
+from harness.workspace import PinBudget
+from harness.workspace import _identity as identity
+from harness.workspace import _walk as walk
 
 
 def _tree(ws: Path) -> None:

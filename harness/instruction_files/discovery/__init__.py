@@ -22,13 +22,13 @@ The parts:
 - ``sources``: one uncached read (the walk in a worker thread, the database row beside it).
 """
 
-from harness.instruction_files.discovery.format import Directory as Directory
-from harness.instruction_files.discovery.format import Found as Found
-from harness.instruction_files.discovery.format import InstructionFormat as InstructionFormat
+from harness.instruction_files.discovery._format import Directory as Directory
+from harness.instruction_files.discovery._format import Found as Found
+from harness.instruction_files.discovery._format import InstructionFormat as InstructionFormat
+from harness.instruction_files.discovery._reader import DiscoveryCancelled as DiscoveryCancelled
+from harness.instruction_files.discovery._reader import discover as discover
+from harness.instruction_files.discovery._reader import walk_workspace as walk_workspace
 from harness.instruction_files.discovery.formats import FORMATS as FORMATS
-from harness.instruction_files.discovery.reader import DiscoveryCancelled as DiscoveryCancelled
-from harness.instruction_files.discovery.reader import discover as discover
-from harness.instruction_files.discovery.reader import walk_workspace as walk_workspace
 
 __all__ = [
     "FORMATS",

@@ -27,13 +27,13 @@ from __future__ import annotations
 import os
 from collections.abc import Awaitable, Callable, Generator
 
-from harness.instruction_files.models import InstructionStoreError
-from harness.instruction_files.stores.base import InstructionStore as InstructionStore
-from harness.instruction_files.stores.base import StoreEvents as StoreEvents
-from harness.instruction_files.stores.base import StoreFactory as StoreFactory
-from harness.instruction_files.stores.base import StoreRead as StoreRead
-from harness.instruction_files.stores.sqlite import SqliteInstructionStore
-from harness.instruction_files.stores.sqlite import create_schema as create_sqlite_schema
+from harness.instruction_files._models import InstructionStoreError
+from harness.instruction_files.stores._base import InstructionStore as InstructionStore
+from harness.instruction_files.stores._base import StoreEvents as StoreEvents
+from harness.instruction_files.stores._base import StoreFactory as StoreFactory
+from harness.instruction_files.stores._base import StoreRead as StoreRead
+from harness.instruction_files.stores._sqlite import SqliteInstructionStore
+from harness.instruction_files.stores._sqlite import create_schema as create_sqlite_schema
 from harness.stores import register_store, store_factory, url_scheme
 
 __all__ = [
@@ -48,7 +48,7 @@ __all__ = [
 for _scheme in ("postgresql", "postgres"):
     register_store(
         _scheme,
-        "harness.instruction_files.stores.postgres.store:PostgresInstructionStore",
+        "harness.instruction_files.stores.postgres._store:PostgresInstructionStore",
         kind="instructions",
     )
 

@@ -23,9 +23,9 @@ import importlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from harness._tokenizer import Tokenizer
+from harness.prompt_assembler._values import Strategy, Unit
 from harness.prompt_assembler.strategies.layer import LayerResult
-from harness.prompt_assembler.values import Strategy, Unit
-from harness.tokenizer import Tokenizer
 
 __all__ = ["BytesTrim", "GeneralTrim", "LayerResult", "StrategyImpl", "implementation"]
 

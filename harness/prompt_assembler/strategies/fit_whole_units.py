@@ -21,10 +21,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from harness.prompt_assembler.render import render
+from harness._tokenizer import Tokenizer, utf8_len
+from harness.prompt_assembler._render import render
+from harness.prompt_assembler._values import UNIT_SEPARATOR, Unit
 from harness.prompt_assembler.strategies.layer import REASON_BUDGET, LayerResult, bare_texts
-from harness.prompt_assembler.values import UNIT_SEPARATOR, Unit
-from harness.tokenizer import Tokenizer, utf8_len
 
 __all__ = ["trim", "trim_bytes"]
 

@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import cast
 
-from harness.prompt_assembler.values import Unit
-from harness.tokenizer import ApproximateTokenizer, TiktokenTokenizer, Tokenizer
+from harness._tokenizer import ApproximateTokenizer, TiktokenTokenizer, Tokenizer
+from harness.prompt_assembler._values import Unit
 
 __all__ = [
     "DROP_REASONS",

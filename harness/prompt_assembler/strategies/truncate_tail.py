@@ -17,7 +17,9 @@ import bisect
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from harness.prompt_assembler.render import parts as unit_parts
+from harness._tokenizer import Tokenizer, utf8_len, utf8_prefix
+from harness.prompt_assembler._render import parts as unit_parts
+from harness.prompt_assembler._values import TRUNCATION_MARKER, UNIT_SEPARATOR, Unit
 from harness.prompt_assembler.strategies.layer import (
     REASON_AFTER_CUT,
     REASON_NO_MARKER,
@@ -29,8 +31,6 @@ from harness.prompt_assembler.strategies.layer import (
     no_room_note,
     truncate_note,
 )
-from harness.prompt_assembler.values import TRUNCATION_MARKER, UNIT_SEPARATOR, Unit
-from harness.tokenizer import Tokenizer, utf8_len, utf8_prefix
 
 __all__ = ["trim", "trim_bytes"]
 

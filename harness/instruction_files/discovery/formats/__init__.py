@@ -6,7 +6,7 @@
     ['agents']
 
 ``FORMATS`` maps a format's name to the function that builds it from the settings; the seam
-itself (what a format answers) is ``harness.instruction_files.discovery.format``.
+itself (what a format answers) is ``harness.instruction_files.discovery._format``.
 """
 
 from __future__ import annotations
@@ -14,15 +14,15 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 from harness.errors import ArgumentError
-from harness.instruction_files.discovery.format import InstructionFormat
-from harness.instruction_files.discovery.formats.agents import AgentsFormat
-from harness.instruction_files.discovery.formats.claude import ClaudeFormat
-from harness.instruction_files.discovery.formats.cline import ClineFormat
-from harness.instruction_files.discovery.formats.copilot import CopilotFormat
-from harness.instruction_files.discovery.formats.cursor import CursorFormat
-from harness.instruction_files.discovery.formats.gemini import GeminiFormat
-from harness.instruction_files.discovery.formats.windsurf import WindsurfFormat
-from harness.instruction_files.settings import InstructionFilesSettings
+from harness.instruction_files._settings import InstructionFilesSettings
+from harness.instruction_files.discovery._format import InstructionFormat
+from harness.instruction_files.discovery.formats._agents import AgentsFormat
+from harness.instruction_files.discovery.formats._claude import ClaudeFormat
+from harness.instruction_files.discovery.formats._cline import ClineFormat
+from harness.instruction_files.discovery.formats._copilot import CopilotFormat
+from harness.instruction_files.discovery.formats._cursor import CursorFormat
+from harness.instruction_files.discovery.formats._gemini import GeminiFormat
+from harness.instruction_files.discovery.formats._windsurf import WindsurfFormat
 
 __all__ = ["FORMATS", "check_formats", "formats_for"]
 

@@ -21,19 +21,19 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING
 
-from harness.instruction_files.stores.postgres.schema import CHANNEL as CHANNEL
-from harness.instruction_files.stores.postgres.schema import (
+from harness.instruction_files.stores.postgres._schema import CHANNEL as CHANNEL
+from harness.instruction_files.stores.postgres._schema import (
     POSTGRES_SCHEMA_SQL as POSTGRES_SCHEMA_SQL,
 )
-from harness.instruction_files.stores.postgres.schema import (
+from harness.instruction_files.stores.postgres._schema import (
     create_schema_postgres as create_schema_postgres,
 )
 
 if TYPE_CHECKING:
-    from harness.instruction_files.stores.postgres.store import (
+    from harness.instruction_files.stores.postgres._store import (
         PostgresInstructionStore as PostgresInstructionStore,
     )
-    from harness.instruction_files.stores.postgres.store import (
+    from harness.instruction_files.stores.postgres._store import (
         PostgresOptionError as PostgresOptionError,
     )
 
@@ -46,8 +46,8 @@ __all__ = [
 ]
 
 _LAZY = {
-    "PostgresInstructionStore": "harness.instruction_files.stores.postgres.store",
-    "PostgresOptionError": "harness.instruction_files.stores.postgres.store",
+    "PostgresInstructionStore": "harness.instruction_files.stores.postgres._store",
+    "PostgresOptionError": "harness.instruction_files.stores.postgres._store",
 }
 
 

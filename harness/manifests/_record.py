@@ -1,0 +1,117 @@
+"""What one recorded build is: its manifest (with the build's context) and its input texts.
+
+::
+
+    from datetime import UTC, datetime
+    from harness import Unit, assemble
+    from harness.manifests._record import ManifestRecord
+
+    prompt = assemble({"task_state": [Unit("goal", "ship it")]})
+    record = ManifestRecord.of(
+        prompt, workspace="/srv/acme", agent="reviewer", project_id=None,
+        requested_at=datetime.now(UTC), tokenizer_spec="approximate",
+    )
+    assert record.manifest["manifest_id"] == record.manifest_id
+    layers = record.manifest["layers"]
+    assert set(record.texts) == {u["sha256"] for layer in layers for u in layer["units"]}
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from harness._version import __version__
+from harness.errors import ArgumentError
+from harness.manifests._ids import new_manifest_id
+from harness.prompt_assembler import AssembledPrompt
+
+__all__ = ["CONTEXT_FIELDS", "ManifestRecord", "harness_version"]
+
+CONTEXT_FIELDS: tuple[str, ...] = (
+    "manifest_id",
+    "harness_version",
+    "requested_at",
+    "workspace",
+    "agent",
+    "project_id",
+    "targets",
+    "imports",
+    "tokenizer",
+    "tokenizer_spec",
+    "budgets",
+    "strategies",
+)
+"""The build's context, beside the assembler's fields, in every recorded manifest."""
+
+
+def harness_version() -> str:
+    """The version of harness that records (``harness.__version__``)."""
+    return __version__
+
+
+@dataclass(frozen=True, slots=True)
+class ManifestRecord:
+    """One build to record: ``manifest`` (JSON-serialisable) and ``texts`` (sha256 -> text)."""
+
+    manifest: Mapping[str, Any]
+    texts: Mapping[str, str]
+
+    @property
+    def manifest_id(self) -> str:
+        return str(self.manifest["manifest_id"])
+
+    @classmethod
+    def of(
+        cls,
+        prompt: AssembledPrompt,
+        *,
+        workspace: str,
+        agent: str,
+        project_id: str | None,
+        requested_at: datetime,
+        tokenizer_spec: str | None,
+        targets: Sequence[Any] = (),
+        imports: Mapping[str, Sequence[tuple[str, str]]] | None = None,
+        manifest_id: str | None = None,
+        sections: Mapping[str, Any] | None = None,
+    ) -> ManifestRecord:
+        """The record of ``prompt``, built for ``agent`` in ``workspace``.
+
+        ``tokenizer_spec`` is what rebuilds the tokenizer on replay (``approximate``,
+        ``tiktoken:NAME_OR_PATH``), or None when it was a tokenizer object passed in.
+        ``sections`` are further named, JSON-ready parts of the build (``tools``: the tool
+        catalogs' digests and blocked tools); a name the manifest already has is refused.
+        """
+        if requested_at.tzinfo is None:
+            raise ArgumentError("requested_at must be timezone-aware (e.g. datetime.now(UTC))")
+        typed = prompt.manifest_record()
+        manifest = typed.to_dict_with_layers(prompt.layer_dicts())
+        units = prompt.input_units()
+        texts: dict[str, str] = {}
+        for layer in manifest["layers"]:
+            inputs = units[layer["name"]]
+            for entry in (*layer["units"], *layer["dropped_units"]):
+                texts[entry["sha256"]] = inputs[entry["index"]].text
+        manifest.update(
+            manifest_id=manifest_id if manifest_id is not None else new_manifest_id(),
+            harness_version=harness_version(),
+            requested_at=requested_at.isoformat(),
+            workspace=workspace,
+            agent=agent,
+            project_id=project_id,
+            targets=list(targets),
+            imports={
+                unit: [list(pair) for pair in pairs] for unit, pairs in (imports or {}).items()
+            },
+            tokenizer_spec=tokenizer_spec,
+            budgets={layer["name"]: layer["budget"] for layer in manifest["layers"]},
+            strategies={layer["name"]: layer["strategy"] for layer in manifest["layers"]},
+        )
+        for name, value in (sections or {}).items():
+            if name in manifest:
+                raise ArgumentError(f"section {name!r} would replace the manifest's own key")
+            manifest[name] = value
+        return cls(manifest=manifest, texts=texts)
