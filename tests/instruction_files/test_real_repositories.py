@@ -173,7 +173,6 @@ def test_full_discovery_reads_what_git_does_not_ignore(tmp_path: Path, name: str
     assert not paths & twice
 
 
-@pytest.mark.xfail(reason="local files read when gitignored: the formats branch's rule")
 def test_langfuse_ignored_override_is_read_as_a_local_file(tmp_path: Path) -> None:
     root = _checkout(tmp_path, "langfuse")  # its .gitignore lists **/AGENTS.override.md
     (root / "worker" / "AGENTS.override.md").write_text("local override\n")
