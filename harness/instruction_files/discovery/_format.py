@@ -54,6 +54,7 @@ from typing import Protocol
 from harness.instruction_files._models import InstructionSource, PassedRule, Trigger
 from harness.workspace import (
     DirectoryWalk,
+    FileRead,
     Here,
     Identity,
     Pins,
@@ -73,7 +74,18 @@ from harness.workspace._ignore import IgnoreChain
 from harness.workspace._import_door import ImportDoor, expand_file, revision
 from harness.workspace._reading import DIR_FLAGS
 
-__all__ = ["Directory", "Found", "InstructionFormat", "body_source", "file_sources"]
+__all__ = [
+    "INSTRUCTIONS",
+    "Directory",
+    "Found",
+    "InstructionFormat",
+    "body_source",
+    "file_sources",
+    "layer_of",
+]
+
+INSTRUCTIONS = "instruction_files"
+"""The prompt layer of instruction files: the layer of every format that does not name one."""
 
 
 @dataclass(slots=True)
@@ -105,6 +117,7 @@ class InstructionFormat(Protocol):
     """One agent's instruction files (see the module docstring)."""
 
     name: str
+    layer: str  # the prompt layer its sources feed (``INSTRUCTIONS`` for rule files)
 
     def candidates(self) -> frozenset[str]:
         """Entry names of a directory this format reads."""
@@ -129,6 +142,17 @@ class InstructionFormat(Protocol):
         """For a path inside one of this format's rules directories (the directory, or
         anything below it), the directory that scopes it; else None."""
         ...
+
+    def rank(self, rel: str) -> int:
+        """Where the file ``rel`` comes among this format's files of one directory (the
+        ``rank`` its visit gives it): a layer read at the root orders its warnings by it."""
+        ...
+
+
+def layer_of(fmt: object) -> str:
+    """The prompt layer ``fmt`` feeds: its ``layer``, the instruction layer when it has none."""
+    layer = getattr(fmt, "layer", INSTRUCTIONS)
+    return layer if isinstance(layer, str) else INSTRUCTIONS
 
 
 def file_sources(
@@ -320,6 +344,32 @@ class Directory:
     def _length(self, name: str) -> int:
         return self.here.length + 1 + name_length(name)
 
+    @property
+    def policy(self) -> SymlinkPolicy:
+        """The walk's symlink policy (its ``deny`` rules too), for a format reading itself."""
+        return self._discovery.symlinks
+
+    @property
+    def cap(self) -> int:
+        """The byte cap of one file."""
+        return self._discovery.max_bytes
+
+    def stopping(self) -> bool:
+        """Whether the walk was asked to stop (a format reading itself raises
+        ``WalkCancelled`` then)."""
+        stop = self._walk.stop
+        return stop is not None and stop.is_set()
+
+    def keep(self, rel: str, read: FileRead, real_rel: str, *, rank: int = 0) -> None:
+        """Record ``read`` (kept open by ``read_file(..., keep=True)``), the file at ``rel``
+        whose real path is ``real_rel``, as one this directory's visit found."""
+        discovery = self._discovery
+        identity = discovery.pins.identity(read, real_rel)
+        home = None if self.home == self.here.rel else self.home
+        found = Found(self.here.depth, rel, identity, read.data, self._format, rank, home)
+        found.local = rel in discovery.local_reads
+        discovery.found.append(found)
+
     def read(
         self,
         name: str,
@@ -342,11 +392,7 @@ class Directory:
         cap = discovery.max_bytes
         read = read_file(target, cap=cap, dir_fd=self.here.fd, keep=True)
         if read.problem is None:
-            identity = discovery.pins.identity(read, real_rel)
-            home = None if self.home == self.here.rel else self.home
-            found = Found(self.here.depth, rel, identity, read.data, self._format, rank, home)
-            found.local = rel in discovery.local_reads
-            discovery.found.append(found)
+            self.keep(rel, read, real_rel, rank=rank)
         elif read.problem == "special":
             assert read.info is not None
             self.warn(name, f"skipped: {kind_of(read.info.st_mode)} (it changed during the walk)")

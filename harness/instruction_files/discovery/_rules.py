@@ -22,6 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from harness.instruction_files._models import InstructionSource, PassedRule, Trigger
 from harness.instruction_files.discovery._format import (
+    INSTRUCTIONS,
     Directory,
     Found,
     body_source,
@@ -174,27 +175,36 @@ def rule_sources(
 
 class RuleFormat:
     """What the formats share, as a base class: per directory the whole ``files`` (applied
-    always, in that order), then a rules directory ``rules`` (path parts, ``()`` for none)
-    whose files ending in ``suffix`` (in subdirectories too when ``recursive``) are rules:
-    frontmatter read by ``decide``, ``known`` keys interpreted. ``singles``: files such as
-    ``.github/copilot-instructions.md`` scoped like the rules directory. A change to a path
-    lists its directory again."""
+    always, in that order; ``"folder/name"`` is a file inside a folder such as
+    ``.github/copilot-instructions.md``, scoped like the rules directory; a name in ``local``
+    is read even when an ignore rule lists it), then a rules directory ``rules`` (path parts,
+    ``()`` for none) whose files ending in ``suffix`` (in subdirectories too when
+    ``recursive``) are rules: frontmatter read by ``decide``, ``known`` keys interpreted. When
+    a file of ``files`` lies in the rules directory's folder, the rules are read only if the
+    walk may enter that folder. Its sources feed ``layer``. A change to a path lists its
+    directory again."""
 
     name = ""
+    layer = INSTRUCTIONS
     files: tuple[str, ...] = ()
+    local: frozenset[str] = frozenset()
     rules: tuple[str, ...] = ()
     suffix = ".md"
     recursive = True
-    singles: tuple[tuple[str, ...], ...] = ()
     known: frozenset[str] = frozenset()
 
     def candidates(self) -> frozenset[str]:
-        return frozenset((*self.files, *self.rules[:1]))
+        return frozenset((*(path.partition("/")[0] for path in self.files), *self.rules[:1]))
 
     def visit(self, directory: Directory) -> None:
-        for rank, name in enumerate(self.files):
-            directory.take(name, rank=rank)
-        if self.rules and self.rules[0] in directory.named:
+        enter = self.rules[:1]
+        for rank, path in enumerate(self.files):
+            folder, _, name = path.rpartition("/")
+            if not folder:
+                directory.take(name, rank=rank, local=name in self.local)
+            elif not take_inside(directory, folder, name, rank=rank) and (folder,) == enter:
+                enter = ()  # a folder it may not enter (warned): its rules are not read either
+        if enter and enter[0] in directory.named:
             suffix = self.suffix
             read_rules_dir(
                 directory,
@@ -218,8 +228,18 @@ class RuleFormat:
         return frozenset({rel.rpartition("/")[0]})
 
     def home(self, rel: str) -> str | None:
-        for parts in (self.rules, *self.singles) if self.rules else self.singles:
+        inside = [tuple(path.split("/")) for path in self.files if "/" in path]
+        for parts in (self.rules, *inside) if self.rules else inside:
             found = rules_home(rel, parts)
             if found is not None:
                 return found
         return None
+
+    def rank(self, rel: str) -> int:
+        parts = rel.split("/")
+        ranks = [
+            (-path.count("/"), index)  # the longest match: .claude/CLAUDE.md over CLAUDE.md
+            for index, path in enumerate(self.files)
+            if "/".join(parts[-path.count("/") - 1 :]) == path
+        ]
+        return min(ranks)[1] if ranks else len(self.files)

@@ -19,36 +19,19 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from harness.instruction_files.discovery._format import Directory
-from harness.instruction_files.discovery._rules import (
-    Decision,
-    RuleFormat,
-    paths_or,
-    read_rules_dir,
-    take_inside,
-)
+from harness.instruction_files.discovery._rules import Decision, RuleFormat, paths_or
 
 __all__ = ["ClaudeFormat"]
-
-SHARED, LOCAL, FOLDER = "CLAUDE.md", "CLAUDE.local.md", ".claude"
 
 
 class ClaudeFormat(RuleFormat):
     """``CLAUDE.md``, ``.claude/CLAUDE.md``, ``CLAUDE.local.md``, ``.claude/rules/``."""
 
     name = "claude"
-    rules = (FOLDER, "rules")
-    singles = ((FOLDER, SHARED),)
+    files = ("CLAUDE.md", ".claude/CLAUDE.md", "CLAUDE.local.md")
+    local = frozenset({"CLAUDE.local.md"})
+    rules = (".claude", "rules")
     known = frozenset({"paths"})
-
-    def candidates(self) -> frozenset[str]:
-        return frozenset({SHARED, LOCAL, FOLDER})
-
-    def visit(self, directory: Directory) -> None:
-        directory.take(SHARED, rank=0)
-        directory.take(LOCAL, rank=2, local=True)
-        if take_inside(directory, FOLDER, SHARED, rank=1):
-            read_rules_dir(directory, self.rules, lambda name: name.endswith(".md"), rank=3)
 
     def decide(self, fields: Mapping[str, object]) -> Decision:
         return paths_or(fields, "paths")

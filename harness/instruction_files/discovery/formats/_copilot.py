@@ -17,39 +17,28 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from harness.instruction_files.discovery._format import Directory
 from harness.instruction_files.discovery._globs import glob_list
 from harness.instruction_files.discovery._rules import (
     Decision,
     RuleFormat,
     described_or,
-    read_rules_dir,
-    take_inside,
     text_of,
 )
 
 __all__ = ["CopilotFormat"]
-
-FOLDER, MAIN, SUFFIX = ".github", "copilot-instructions.md", ".instructions.md"
 
 
 class CopilotFormat(RuleFormat):
     """``.github/copilot-instructions.md`` and ``.github/instructions/``."""
 
     name = "copilot"
-    rules = (FOLDER, "instructions")
-    singles = ((FOLDER, MAIN),)
+    files = (".github/copilot-instructions.md",)
+    rules = (".github", "instructions")
+    suffix = ".instructions.md"
     known = frozenset({"applyTo", "excludeAgent"})
 
     def __init__(self, agent: str) -> None:
         self.agent = agent
-
-    def candidates(self) -> frozenset[str]:
-        return frozenset({FOLDER})
-
-    def visit(self, directory: Directory) -> None:
-        if take_inside(directory, FOLDER, MAIN, rank=0):
-            read_rules_dir(directory, self.rules, lambda name: name.endswith(SUFFIX), rank=1)
 
     def decide(self, fields: Mapping[str, object]) -> Decision:
         excluded = [text.strip() for text in text_of(fields.get("excludeAgent")).split(",")]
