@@ -250,7 +250,7 @@ def test_undecodable_and_escape_like_names_are_distinct_printable_units(tmp_path
 def test_an_inode_number_reused_by_an_atomic_save_does_not_merge_two_files(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import harness._project_context as project_context
+    import harness.instruction_files.discovery.formats._project_context as project_context
     from tests.filesystem import reuses_inodes_at_once
 
     if not reuses_inodes_at_once(tmp_path):

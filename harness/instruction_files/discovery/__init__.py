@@ -20,6 +20,8 @@ The parts:
 - ``incremental``: snapshots of a walk and the reloads after ``invalidate(path)``.
 - ``scoping``: ``targets=`` on a load (the chains from the root to each target).
 - ``sources``: one uncached read (the walk in a worker thread, the database row beside it).
+- ``root``: ``read_root``, a layer other than the instruction files read at the workspace
+  root by its formats (``project_context``: ``.AGENTS/``).
 """
 
 from harness.instruction_files.discovery._format import Directory as Directory
@@ -28,6 +30,7 @@ from harness.instruction_files.discovery._format import InstructionFormat as Ins
 from harness.instruction_files.discovery._reader import DiscoveryCancelled as DiscoveryCancelled
 from harness.instruction_files.discovery._reader import discover as discover
 from harness.instruction_files.discovery._reader import walk_workspace as walk_workspace
+from harness.instruction_files.discovery._root import read_root as read_root
 from harness.instruction_files.discovery.formats import FORMATS as FORMATS
 
 __all__ = [
@@ -37,5 +40,6 @@ __all__ = [
     "Found",
     "InstructionFormat",
     "discover",
+    "read_root",
     "walk_workspace",
 ]
