@@ -161,6 +161,26 @@ def test_rules_files_keep_every_walk_rule(write: Writer, ws: Path) -> None:
     assert ".cursor/rules/link.mdc: skipped" in joined
 
 
+@pytest.mark.parametrize("targets", [(), ("src/x.ts",)])
+def test_deny_read_holds_inside_rules_directories(
+    write: Writer, ws: Path, targets: tuple[str, ...]
+) -> None:
+    write(".cursor/rules/secret.mdc", "---\nalwaysApply: true\n---\nSECRET\n")
+    write(".cursor/rules/deep/kept.mdc", "---\nalwaysApply: true\n---\nkept\n")
+    write(".github/copilot-instructions.md", "COPILOT\n")
+    write(".github/instructions/a.instructions.md", "---\napplyTo: '**'\n---\nA\n")
+    write(".github/.env", "TOKEN\n")
+    deny = ("secret.mdc", "copilot-instructions.md", "instructions/", ".env")
+    found = discover(ws, _settings("cursor", "copilot", deny_read=deny), targets=targets)
+    assert _paths(found) == [".cursor/rules/deep/kept.mdc"]
+    denied = [w.partition(":")[0] for w in found.warnings if "deny_read pattern" in w]
+    assert denied == [
+        ".cursor/rules/secret.mdc",
+        ".github/copilot-instructions.md",
+        ".github/instructions",
+    ]
+
+
 def test_a_scoped_walk_reads_rules_directories_on_its_chains_only(real: Path) -> None:
     (real / "api" / ".cursor" / "rules").mkdir(parents=True)
     (real / "api" / ".cursor" / "rules" / "a.mdc").write_text("---\nalwaysApply: true\n---\napi\n")

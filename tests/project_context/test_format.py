@@ -111,14 +111,8 @@ def test_a_new_format_keeps_to_deny_read_and_the_symlink_policy(
 
 
 def test_a_format_of_a_layer_of_its_own_is_read_at_the_root(tree: Tree) -> None:
-    workspace = tree(
-        {
-            "briefs/b.md": "second",
-            "briefs/a.md": "first",
-            "briefs/x.txt": "no",
-            "pkg/briefs/c.md": "no",
-        }
-    )
+    files = {"briefs/b.md": "second", "briefs/a.md": "first", "briefs/x.txt": "no"}
+    workspace = tree({**files, "pkg/briefs/c.md": "no"})
     root = os.path.realpath(workspace)
     sources, warnings = read_root(root, (Briefs(),), cap=1024, deny=DenyRules(()))
     assert [(s.path, s.content, s.format) for s in sources] == [

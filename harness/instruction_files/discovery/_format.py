@@ -1,4 +1,4 @@
-"""The instruction-format seam: what one agent's rule files are, as the walk meets them.
+"""The format seam: what one agent's rule files (or ``.AGENTS/``) are, as a read meets them.
 
 A format is one object with a few answers; the walk, the reads, the ignore rules and the
 incremental reloads are shared by every format::
@@ -6,7 +6,7 @@ incremental reloads are shared by every format::
     from harness.instruction_files.discovery._format import Directory, Found
 
     class Gemini:                                   # GEMINI.md in any directory
-        name = "gemini"
+        name, layer = "gemini", INSTRUCTIONS
 
         def candidates(self) -> frozenset[str]:
             return frozenset({"GEMINI.md"})
@@ -34,10 +34,15 @@ incremental reloads are shared by every format::
 
 - ``home``: for a path inside one of the format's rules directories, the directory that
   scopes it (its globs are relative to it), else None.
+- ``rank``: where a file comes among the format's files of one directory.
+- ``layer``: the prompt layer its sources feed. The walk of every directory reads the
+  configured formats of the instruction layer (``INSTRUCTIONS``); a format of another layer
+  is read by every build at the workspace root alone (``root.read_root``): ``.AGENTS/``,
+  the ``project_context`` format, is one.
 
 A new format is one module implementing this, plus its entry in ``formats.FORMATS``. Most
 formats are declarations on ``rules.RuleFormat`` (whole ``files``, a ``rules`` directory, a
-``decide`` reading a rule's frontmatter), which answers all of it::
+``decide`` reading a rule's frontmatter, ``layer``), which answers all of it::
 
     class Windsurf(RuleFormat):
         name, files, rules = "windsurf", (".windsurfrules",), (".windsurf", "rules")
@@ -73,6 +78,7 @@ from harness.workspace._gitignore import GITIGNORE
 from harness.workspace._ignore import IgnoreChain
 from harness.workspace._import_door import ImportDoor, expand_file, revision
 from harness.workspace._reading import DIR_FLAGS
+from harness.workspace.deny import deny_warning
 
 __all__ = [
     "INSTRUCTIONS",
@@ -80,6 +86,7 @@ __all__ = [
     "Found",
     "InstructionFormat",
     "body_source",
+    "deny_reason",
     "file_sources",
     "layer_of",
 ]
@@ -147,6 +154,11 @@ class InstructionFormat(Protocol):
         """Where the file ``rel`` comes among this format's files of one directory (the
         ``rank`` its visit gives it): a layer read at the root orders its warnings by it."""
         ...
+
+
+def deny_reason(pattern: str) -> str:
+    """Why a path matching the ``deny_read`` pattern ``pattern`` is not read."""
+    return deny_warning("", pattern).removeprefix(": ")
 
 
 def layer_of(fmt: object) -> str:
@@ -246,6 +258,8 @@ class Directory:
             if entry is not None and entry.is_symlink():
                 self.warn(name, "skipped: a symlinked rules directory is not entered")
             return None
+        if self.home != self.here.rel and self.denied(name, is_dir=True):
+            return None
         chain = self.here.chain
         rel = self.prefix + name
         if chain is not None and chain.ignored(rel, name, True):
@@ -265,6 +279,16 @@ class Directory:
             return None
         here = Here(fd, rel, self.here.depth, self._length(name), chain)
         return Directory(self._discovery, walk, here, named, self._format, self.home)
+
+    def denied(self, name: str, *, is_dir: bool = False) -> bool:
+        """Whether ``deny_read`` denies entry ``name`` (warned): it is never opened. The walk
+        has checked its own entries; this is for those below them (a rules directory's)."""
+        deny = self._walk.deny
+        pattern = deny.entry(self.prefix + name, is_dir) if deny is not None else None
+        if pattern is None:
+            return False
+        self.warn(name, deny_reason(pattern))
+        return True
 
     def close(self) -> None:
         """Close a ``subdirectory``'s descriptor."""
@@ -304,6 +328,8 @@ class Directory:
         chosen, even if the read then rejects it); else False, warned. ``shadows``: the
         entries a chosen file keeps from being read; ``local``: see ``ignored``."""
         if name not in self.named or self.ignored(name, local=local):
+            return False
+        if self.home != self.here.rel and self.denied(name):
             return False
         eligible = self.eligible(name)
         if eligible is None:

@@ -253,6 +253,8 @@ def _assemble(
             else:
                 passed.append(item)
         warnings.extend((found.rel, note) for note in notes)
+    # a path denied below a rules directory may be met by the walk too: say it once
+    warnings = list(dict.fromkeys(warnings))
     warnings.sort(key=lambda warning: warning[0])  # stable: a file's notes keep their order
     chosen = {source.path for source in sources}
     return InstructionSet(

@@ -28,7 +28,12 @@ import threading
 from collections.abc import Iterable, Sequence
 
 from harness.instruction_files._models import InstructionSource
-from harness.instruction_files.discovery._format import Directory, Found, InstructionFormat
+from harness.instruction_files.discovery._format import (
+    Directory,
+    Found,
+    InstructionFormat,
+    deny_reason,
+)
 from harness.workspace import (
     DirectoryWalk,
     Here,
@@ -40,7 +45,7 @@ from harness.workspace import (
     printable,
 )
 from harness.workspace._import_door import ImportDoor
-from harness.workspace.deny import DenyRules, deny_warning
+from harness.workspace.deny import DenyRules
 
 __all__ = ["read_root"]
 
@@ -81,7 +86,7 @@ def read_root(
             reading = _Reading(policy, pins, cap)
             # the root's own entries: no ignore rule applies (and no git index is read)
             walk = DirectoryWalk(
-                root, reading, prune=vendored, special=(), stop=stop, gitignores=False
+                root, reading, prune=vendored, special=(), stop=stop, gitignores=False, deny=deny
             )
             listed = _visit(policy, reading, walk, formats)
             sources, notes = _sources(policy, reading.found, formats, cap, stop)
@@ -109,7 +114,7 @@ def _visit(
         pattern = deny.entry(name, is_dir) if deny is not None else None
         if pattern is not None:
             shown = f"{name}/" if is_dir else name
-            denied.append((shown, deny_warning("", pattern).removeprefix(": ")))
+            denied.append((shown, deny_reason(pattern)))
             del named[name]
     here = Here(fd, "", 0, name_length(policy.root), None)
     for index, fmt in enumerate(formats):

@@ -35,7 +35,7 @@ import stat
 from collections.abc import Sequence
 
 from harness.instruction_files._models import InstructionSource, PassedRule
-from harness.instruction_files.discovery._format import Directory, Found
+from harness.instruction_files.discovery._format import Directory, Found, deny_reason
 from harness.instruction_files.discovery._rules import RuleFormat
 from harness.workspace import (
     DIR_FLAGS,
@@ -49,7 +49,6 @@ from harness.workspace import (
     refusal_message,
 )
 from harness.workspace._import_door import ImportDoor, expand_file, revision
-from harness.workspace.deny import deny_warning
 
 __all__ = ["DIRECTORY", "LAYER", "PRIORITY", "ProjectContextFormat", "ordered_names"]
 
@@ -99,7 +98,7 @@ class ProjectContextFormat(RuleFormat):
         deny = directory.policy.deny
         pattern = deny.entry(rel, False) if deny is not None else None
         if pattern is not None:
-            directory.warn(rel, _denied(pattern))
+            directory.warn(rel, deny_reason(pattern))
             return
         read = _read(directory, fd, rel)
         if read is not None:
@@ -131,11 +130,6 @@ class ProjectContextFormat(RuleFormat):
         return PRIORITY.index(name) if name in PRIORITY else len(PRIORITY)
 
 
-def _denied(pattern: str) -> str:
-    """The reason a path matching ``deny_read`` is not read (the warning less its path)."""
-    return deny_warning("", pattern).removeprefix(": ")
-
-
 def _opened(directory: Directory) -> int | None:
     """``.AGENTS`` opened (``O_NOFOLLOW``: a symlink swapped in since the check is refused),
     or None, warned: a symlink, not a directory, denied, unreadable. Vanished: silent."""
@@ -153,7 +147,7 @@ def _opened(directory: Directory) -> int | None:
     deny = directory.policy.deny
     pattern = deny.denied(DIRECTORY, is_dir=True) if deny is not None else None
     if pattern is not None:
-        directory.warn(f"{DIRECTORY}/", _denied(pattern))
+        directory.warn(f"{DIRECTORY}/", deny_reason(pattern))
         return None
     try:
         return os.open(DIRECTORY, DIR_FLAGS, dir_fd=root)
