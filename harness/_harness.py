@@ -369,6 +369,7 @@ class Harness:
         prompt = await self._assemble(plan.layers, merged, chosen, now, allocation)
         missing, policy_warnings = missing_policies(prompt, instruction_set.targets, chosen.count)
         unread = unrendered_rules(instruction_set.unmatched, instruction_set.shadowed)
+        unread += catalog.excluded() if catalog is not None else []  # its shadowed skills
         record = plan.record({REQUIRED_POLICY_MISSING: missing} if missing else None, unread)
         if record is not None:  # readiness and what was screened out, in the manifest
             prompt = dataclasses.replace(prompt, _request=record)
