@@ -10,7 +10,8 @@ Each catalog entry and each activation is shown with its status in the ``skills`
 (kept, or dropped and why), so a reader sees which skills the model was offered and which
 instructions it was given, with the digests that name their exact bytes: the catalog's
 digest, each ``SKILL.md``'s and each rendered body's sha256, the trigger and reason of the
-activation, and the resources it listed (never read).
+activation, and the resources it listed (never read). A skill another of its name won over
+is listed below the catalog, shadowed by the winner.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from __future__ import annotations
 import html
 from collections.abc import Iterable, Mapping
 from typing import Any
+
+from harness.inspector._excluded import excluded_entries
 
 __all__ = ["skills_section"]
 
@@ -109,5 +112,19 @@ def skills_section(manifest: Mapping[str, Any]) -> str | None:
     shown = _short(digest) if digest is not None else '<span class="none">no catalog</span>'
     return (
         f'<p class="meta">catalog digest {shown}</p><h3>Catalog</h3>'
-        f"{_catalog(record, statuses)}<h3>Activations</h3>{_activations(record, statuses)}"
+        f"{_catalog(record, statuses)}{_shadowed(manifest)}"
+        f"<h3>Activations</h3>{_activations(record, statuses)}"
     )
+
+
+def _shadowed(manifest: Mapping[str, Any]) -> str:
+    """The skills another of the same name won over (not in the catalog)."""
+    losers = [e for e in excluded_entries(manifest) if e.get("layer") == "skills"]
+    if not losers:
+        return ""
+    items = "".join(
+        f'<li data-reason="{_e(e.get("reason"))}"><code>{_e(e.get("id"))}</code> '
+        f"{_e(e.get('reason'))} by <code>{_e(e.get('by'))}</code></li>"
+        for e in losers
+    )
+    return f'<h4>Not in the catalog</h4><ul class="skill-shadowed">{items}</ul>'
