@@ -378,17 +378,12 @@ class Harness:
         warnings.extend(skill_drops(prompt))
         warnings.extend(policy_warnings)
         if self._provenance is not None:  # durable before the prompt is handed out, or no prompt
-            prompt = await self._provenance.recorded(
-                prompt,
-                now,
-                spec,
-                workspace=root,
-                agent=agent,
-                project_id=project_id,
-                targets=instruction_set.targets,
-                imports=unit_imports(instruction_set, project_context),
-                sections=_sections(checks, skills),
-            )
+            from harness.manifests._provenance import BuildFacts  # loaded with the store
+
+            imports = unit_imports(instruction_set, project_context)
+            sections = _sections(checks, skills)
+            about = BuildFacts(root, agent, project_id, instruction_set.targets, imports, sections)
+            prompt = await self._provenance.recorded(prompt, now, spec, about)
         return PromptBuild(
             prompt=prompt,
             workspace=root,
