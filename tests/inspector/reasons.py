@@ -42,9 +42,8 @@ def workspace(root: Path) -> Path:
 
 
 def evidence(now: datetime, second: bool) -> list[Unit]:
-    claim = {"claim": "timeout", "kind": "config"}
     found = [
-        Unit("prod", "timeout: 5s", value="5", authority="runtime", **claim),
+        Unit("prod", "timeout: 5s", kind="config", claim="timeout", value="5", authority="runtime"),
         Unit("readme", "timeout: 30s", value="30", authority="docs", kind="doc", claim="timeout"),
         Unit("copy", "timeout: 5s", kind="note"),
         Unit(HOSTILE, "secret=1", requires=frozenset({"secrets:read"})),
