@@ -20,12 +20,13 @@ unit the layer was given; an entry of a layer the page does not show, and each t
 from __future__ import annotations
 
 import html
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 __all__ = [
     "excluded_entries",
     "excluded_section",
+    "exclusion_changes",
     "exclusions_diff",
     "layer_exclusions",
     "missing_policies",
@@ -162,9 +163,13 @@ def _diff_items(
             yield f'<li class="changed">~ {name}: {_said(a[key])} &rarr; {_said(b[key])}</li>'
 
 
-def exclusions_diff(a: Mapping[str, Any], b: Mapping[str, Any]) -> str:
-    """The diff's "Exclusions" part: units excluded in one build and not the other, or for
-    another reason, and policy missing in one and not the other."""
-    items = "".join(_diff_items(_keyed(a), _keyed(b)))
-    body = items or '<li class="none">the same units excluded</li>'
+def exclusion_changes(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[str]:
+    """The units excluded in one build and not the other, or for another reason, and the
+    policy missing in one and not the other: one escaped list item each."""
+    return list(_diff_items(_keyed(a), _keyed(b)))
+
+
+def exclusions_diff(changes: Sequence[str]) -> str:
+    """The diff's "Exclusions" part, of ``exclusion_changes``."""
+    body = "".join(changes) or '<li class="none">the same units excluded</li>'
     return f'<div class="exclusions-diff"><h2>Exclusions</h2><ul>{body}</ul></div>'

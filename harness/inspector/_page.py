@@ -22,6 +22,7 @@ from typing import Any
 
 from harness.inspector._excluded import (
     excluded_section,
+    exclusion_changes,
     exclusions_diff,
     layer_exclusions,
     request_record,
@@ -276,11 +277,12 @@ def _diff(
         f"<li>{_e(c.name)}: <code>{_e(c.a)}</code> &rarr; <code>{_e(c.b)}</code></li>"
         for c in change.context
     )
-    same = '<p class="same">no differences</p>' if change.same else ""
+    excluded = exclusion_changes(*sides)
+    same = '<p class="same">no differences</p>' if change.same and not excluded else ""
     return (
         f'<section id="diff"><h1>Diff A {_e(change.a)} &rarr; B {_e(change.b)}</h1>{same}'
         f"<ul class=context>{context}</ul>{''.join(_layer_diff(x) for x in change.layers)}"
-        f"{exclusions_diff(*sides)}"
+        f"{exclusions_diff(excluded)}"
         f"<h2>Text differences</h2>{''.join(_text_diff(d) for d in differences)}"
         f"{'' if differences else '<p class=none>no unit text differs</p>'}</section>"
     )

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from harness.inspector._excluded import exclusions_diff
+from harness.inspector._excluded import exclusion_changes, exclusions_diff
 from harness.inspector._page import render_page
 from harness.prompt_assembler.strategies.layer import DROP_REASONS
 from tests.cli import harness_cli
@@ -94,11 +94,13 @@ def test_a_changed_reason_and_policy_are_in_the_diff() -> None:
         record = {"excluded": [entry], "required_policy_missing": {"a.py": missing}}
         return {"manifest_id": reason, "layers": [], "request": record}
 
-    part = exclusions_diff(build("denied", ["AGENTS.md"]), build("outranked", []))
+    part = exclusions_diff(
+        exclusion_changes(build("denied", ["AGENTS.md"]), build("outranked", []))
+    )
     assert "~ <code>&lt;u&gt;</code> (evidence): denied &rarr; outranked" in part
     assert "- <code>AGENTS.md</code> (required_policy_missing for a.py)" in part
-    same = exclusions_diff(build("denied", []), build("denied", []))
-    assert "the same units excluded" in same
+    assert exclusion_changes(build("denied", []), build("denied", [])) == []
+    assert "the same units excluded" in exclusions_diff([])
 
 
 def test_an_entry_of_a_layer_not_shown_is_in_the_excluded_section() -> None:
@@ -107,3 +109,16 @@ def test_an_entry_of_a_layer_not_shown_is_in_the_excluded_section() -> None:
     section = page.split('<section id="excluded">')[1].split("</section>")[0]
     assert 'data-unit-id="x"' in section and "layer &lt;gone&gt;" in section
     assert "every unit given was rendered" in render_page({"manifest_id": "M", "layers": []}, {})
+
+
+def test_builds_differing_only_in_exclusions_are_not_the_same() -> None:
+    from harness.manifests._diff import diff_manifests
+
+    entry = {"layer": "evidence", "id": "vault", "reason": "denied"}
+    a = {"manifest_id": "A", "layers": [], "request": {"excluded": [entry]}}
+    b = {"manifest_id": "B", "layers": []}
+    change = diff_manifests(a, b)
+    page = render_page(a, {}, b, diff=(change, []))
+    assert "no differences" not in page
+    assert "- <code>vault</code> (evidence) excluded in A (denied), not in B" in page
+    assert "no differences" in render_page(b, {}, b, diff=(diff_manifests(b, b), []))
