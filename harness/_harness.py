@@ -369,6 +369,7 @@ class Harness:
         prompt = await self._assemble(plan.layers, merged, chosen, now, allocation)
         missing, policy_warnings = missing_policies(prompt, instruction_set.targets, chosen.count)
         unread = unrendered_rules(instruction_set.unmatched, instruction_set.shadowed)
+        unread += catalog.excluded() if catalog is not None else []  # its shadowed skills
         record = plan.record({REQUIRED_POLICY_MISSING: missing} if missing else None, unread)
         if record is not None:  # readiness and what was screened out, in the manifest
             prompt = dataclasses.replace(prompt, _request=record)
@@ -377,17 +378,12 @@ class Harness:
         warnings.extend(skill_drops(prompt))
         warnings.extend(policy_warnings)
         if self._provenance is not None:  # durable before the prompt is handed out, or no prompt
-            prompt = await self._provenance.recorded(
-                prompt,
-                now,
-                spec,
-                workspace=root,
-                agent=agent,
-                project_id=project_id,
-                targets=instruction_set.targets,
-                imports=unit_imports(instruction_set, project_context),
-                sections=_sections(checks, skills),
-            )
+            from harness.manifests._provenance import BuildFacts  # loaded with the store
+
+            imports = unit_imports(instruction_set, project_context)
+            sections = _sections(checks, skills)
+            about = BuildFacts(root, agent, project_id, instruction_set.targets, imports, sections)
+            prompt = await self._provenance.recorded(prompt, now, spec, about)
         return PromptBuild(
             prompt=prompt,
             workspace=root,

@@ -296,7 +296,7 @@ _DETAILS = {
     "duplicate": "its text repeats a unit kept earlier",
     "outranked": "a higher authority for its claim was present",
     "not_matched": "its path rule does not apply to the targets",
-    "shadowed": "an override or a winning file of the same name replaced it",
+    "shadowed": "an override, or a file or skill of its name that wins, replaced it",
     NOT_RECORDED: "the build was never given it",
 }
 

@@ -20,6 +20,13 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from harness.inspector._excluded import (
+    excluded_section,
+    exclusion_changes,
+    exclusions_diff,
+    layer_exclusions,
+    request_record,
+)
 from harness.inspector._skills import skills_section
 from harness.inspector._textdiff import UnitTextDiff, decode
 from harness.manifests._diff import LayerDiff, ManifestDiff, UnitRef
@@ -33,9 +40,11 @@ SECTIONS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("imports", "Imports", ("imports",)),
     ("skills", "Skills", ("skills", "skill_catalog", "activations")),
     ("tools", "Tool digests", ("tools", "tool_catalog", "tool_digests")),
-    ("readiness", "Readiness", ("readiness",)),
+    ("readiness", "Readiness", ("readiness", "request", "corroborating")),
 )
-"""Page section id, heading, and the manifest keys shown in it (whichever are recorded)."""
+"""Page section id, heading, and the manifest keys shown in it (whichever are recorded; the
+readiness section's are in the manifest's ``request`` record). An "Excluded" section follows:
+every unit not rendered, by reason, and the policy each target missed."""
 
 _STYLE = """
 body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#1d2430;background:#fff}
@@ -49,6 +58,7 @@ table.summary td{padding:.1em .8em .1em 0}code,pre{font:12px/1.35 ui-monospace,m
 .unit.kept{border-color:#3a8f5c;background:#f3faf5}.unit.cut{border-color:#d19a1f;background:#fdf8ec}
 .unit.dropped{border-color:#c0392b;background:#fcf1f0}
 .unit.dropped.reason-stale{border-color:#7d5ba6}.unit.dropped.reason-other{border-color:#555}
+.unit.excluded{border-color:#8a6d3b;background:#f7f3ec}.excluded{background:#8a6d3b}
 .meta{color:#4a5262}.status{font-weight:600}.over{color:#c0392b;font-weight:600}
 pre{white-space:pre-wrap;word-break:break-word;background:#f4f5f7;padding:.5em;margin:.3em 0}
 .none{color:#778;font-style:italic}.add{background:#e6f6ea}.del{background:#fbe9e7}
@@ -125,9 +135,12 @@ def _unit(
     )
 
 
-def _layer(layer: Mapping[str, Any], texts: Mapping[str, bytes]) -> str:
+def _layer(
+    layer: Mapping[str, Any], texts: Mapping[str, bytes], manifest: Mapping[str, Any]
+) -> str:
     name = str(layer.get("name"))
     units = "".join(_unit(u, s, r, texts) for u, s, r in _entries(layer))
+    units += layer_exclusions(manifest, name)
     notes = "".join(f"<li>{_e(note)}</li>" for note in layer.get("notes", ()))
     heading = f"{_e(layer.get('strategy'))}, {_e(layer.get('authority'))}"
     return (
@@ -162,7 +175,10 @@ def _value(value: Any) -> str:
 def _sections(manifest: Mapping[str, Any]) -> str:
     out = []
     for section_id, heading, keys in SECTIONS:
-        present = [key for key in keys if key in manifest]
+        source = request_record(manifest) if section_id == "readiness" else manifest
+        if section_id == "readiness" and "readiness" in manifest:  # recorded at the top
+            source = manifest
+        present = [key for key in keys if key in source]
         special = skills_section(manifest) if section_id == "skills" else None
         if special is not None:
             body = special
@@ -170,10 +186,11 @@ def _sections(manifest: Mapping[str, Any]) -> str:
             body = '<p class="none">none recorded</p>'
         else:
             body = "".join(
-                (f"<h3>{_e(key)}</h3>" if len(present) > 1 else "") + _value(manifest[key])
+                (f"<h3>{_e(key)}</h3>" if len(present) > 1 else "") + _value(source[key])
                 for key in present
             )
         out.append(f'<section id="{section_id}"><h2>{heading}</h2>{body}</section>')
+    out.append(f'<section id="excluded"><h2>Excluded</h2>{excluded_section(manifest)}</section>')
     return "".join(out)
 
 
@@ -195,7 +212,7 @@ def _build(manifest: Mapping[str, Any], texts: Mapping[str, bytes], side: str) -
         for key, label in _SUMMARY
         if key in manifest
     )
-    layers = "".join(_layer(layer, texts) for layer in manifest.get("layers", ()))
+    layers = "".join(_layer(layer, texts, manifest) for layer in manifest.get("layers", ()))
     return (
         f'<article class="build" id="build-{side}"><h1>Build {_e(manifest.get("manifest_id"))}'
         f'</h1><table class="summary">{rows}</table>{layers}{_sections(manifest)}</article>'
@@ -251,15 +268,21 @@ def _text_diff(difference: UnitTextDiff) -> str:
     )
 
 
-def _diff(change: ManifestDiff, differences: Sequence[UnitTextDiff]) -> str:
+def _diff(
+    change: ManifestDiff,
+    differences: Sequence[UnitTextDiff],
+    sides: tuple[Mapping[str, Any], Mapping[str, Any]],
+) -> str:
     context = "".join(
         f"<li>{_e(c.name)}: <code>{_e(c.a)}</code> &rarr; <code>{_e(c.b)}</code></li>"
         for c in change.context
     )
-    same = '<p class="same">no differences</p>' if change.same else ""
+    excluded = exclusion_changes(*sides)
+    same = '<p class="same">no differences</p>' if change.same and not excluded else ""
     return (
         f'<section id="diff"><h1>Diff A {_e(change.a)} &rarr; B {_e(change.b)}</h1>{same}'
         f"<ul class=context>{context}</ul>{''.join(_layer_diff(x) for x in change.layers)}"
+        f"{exclusions_diff(excluded)}"
         f"<h2>Text differences</h2>{''.join(_text_diff(d) for d in differences)}"
         f"{'' if differences else '<p class=none>no unit text differs</p>'}</section>"
     )
@@ -269,7 +292,8 @@ _LEGEND = (
     '<p class="legend"><span class="kept">kept</span><span class="cut">cut</span>'
     '<span class="dropped reason-budget">dropped: budget</span>'
     '<span class="dropped reason-stale">dropped: stale</span>'
-    '<span class="dropped reason-other">dropped: other</span></p>'
+    '<span class="dropped reason-other">dropped: other</span>'
+    '<span class="excluded">excluded before assembly</span></p>'
 )
 
 
@@ -282,7 +306,7 @@ def render_page(
 ) -> str:
     """The page of ``manifest`` (and of ``other`` and ``diff``, the difference to it)."""
     title = f"harness build {manifest.get('manifest_id')}"
-    parts = [_diff(*diff)] if diff is not None else []
+    parts = [_diff(*diff, (manifest, other or {}))] if diff is not None else []
     parts.append(_build(manifest, texts, "a"))
     if other is not None:
         parts.append(_build(other, texts, "b"))

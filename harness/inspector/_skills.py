@@ -10,14 +10,17 @@ Each catalog entry and each activation is shown with its status in the ``skills`
 (kept, or dropped and why), so a reader sees which skills the model was offered and which
 instructions it was given, with the digests that name their exact bytes: the catalog's
 digest, each ``SKILL.md``'s and each rendered body's sha256, the trigger and reason of the
-activation, and the resources it listed (never read).
+activation, and the resources it listed (never read). A skill another of its name won over
+is listed below the catalog, shadowed by the winner.
 """
 
 from __future__ import annotations
 
 import html
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
+
+from harness.inspector._excluded import excluded_entries
 
 __all__ = ["skills_section"]
 
@@ -52,25 +55,25 @@ def _short(digest: Any) -> str:
     return f'<code title="{_e(text)}">{_e(text[:12])}</code>'
 
 
-def _rows(cells: Iterable[str]) -> str:
-    return "".join(f"<tr>{row}</tr>" for row in cells)
+def _table(css: str, headers: Sequence[str], rows: Iterable[str], empty: str) -> str:
+    """A table of ``rows`` (each its cells) under ``headers``; ``empty`` when there are none."""
+    body = "".join(f"<tr>{row}</tr>" for row in rows)
+    if not body:
+        return f'<p class="none">{empty}</p>'
+    head = "".join(f"<th>{header}</th>" for header in headers)
+    return f'<table class="skills {css}"><tr>{head}</tr>{body}</table>'
 
 
 def _catalog(record: Mapping[str, Any], statuses: Mapping[str, tuple[str, str | None]]) -> str:
-    entries = list(record.get("catalog") or ())
-    if not entries:
-        return '<p class="none">no catalog entries</p>'
-    rows = _rows(
+    rows = (
         f'<td><code class="skill-name">{_e(entry.get("name"))}</code></td>'
         f"<td>{_e(entry.get('scope'))}{' (rule)' if entry.get('kind') == 'rule' else ''}</td>"
         f"<td><code>{_e(entry.get('path'))}</code></td><td>{_short(entry.get('sha256'))}</td>"
         + _status(statuses, f"{entry.get('kind') or 'skill'}:{entry.get('name')}")
-        for entry in entries
+        for entry in record.get("catalog") or ()
     )
-    return (
-        '<table class="skills skill-catalog"><tr><th>name</th><th>scope</th><th>location</th>'
-        f"<th>SKILL.md sha256</th><th>status</th></tr>{rows}</table>"
-    )
+    headers = ("name", "scope", "location", "SKILL.md sha256", "status")
+    return _table("skill-catalog", headers, rows, "no catalog entries")
 
 
 def _resources(activation: Mapping[str, Any]) -> str:
@@ -81,22 +84,16 @@ def _resources(activation: Mapping[str, Any]) -> str:
 
 
 def _activations(record: Mapping[str, Any], statuses: Mapping[str, tuple[str, str | None]]) -> str:
-    activations = list(record.get("activations") or ())
-    if not activations:
-        return '<p class="none">no activations</p>'
-    rows = _rows(
+    rows = (
         f'<td><code class="skill-name">{_e(item.get("name"))}</code></td>'
         f"<td>{_e(item.get('trigger'))}</td><td>{_e(item.get('reason'))}</td>"
         f"<td>{_e(item.get('tokens'))}</td><td>{_short(item.get('skill_sha256'))}</td>"
         f"<td>{_short(item.get('body_sha256'))}</td><td>{_resources(item)}</td>"
         + _status(statuses, f"activation:{item.get('name')}")
-        for item in activations
+        for item in record.get("activations") or ()
     )
-    return (
-        '<table class="skills skill-activations"><tr><th>name</th><th>trigger</th><th>reason</th>'
-        "<th>tokens</th><th>SKILL.md sha256</th><th>body sha256</th><th>resources</th>"
-        f"<th>status</th></tr>{rows}</table>"
-    )
+    headers = ("name", "trigger", "reason", "tokens", "SKILL.md sha256", "body sha256")
+    return _table("skill-activations", (*headers, "resources", "status"), rows, "no activations")
 
 
 def skills_section(manifest: Mapping[str, Any]) -> str | None:
@@ -109,5 +106,19 @@ def skills_section(manifest: Mapping[str, Any]) -> str | None:
     shown = _short(digest) if digest is not None else '<span class="none">no catalog</span>'
     return (
         f'<p class="meta">catalog digest {shown}</p><h3>Catalog</h3>'
-        f"{_catalog(record, statuses)}<h3>Activations</h3>{_activations(record, statuses)}"
+        f"{_catalog(record, statuses)}{_shadowed(manifest)}"
+        f"<h3>Activations</h3>{_activations(record, statuses)}"
     )
+
+
+def _shadowed(manifest: Mapping[str, Any]) -> str:
+    """The skills another of the same name won over (not in the catalog)."""
+    losers = [e for e in excluded_entries(manifest) if e.get("layer") == "skills"]
+    if not losers:
+        return ""
+    items = "".join(
+        f'<li data-reason="{_e(e.get("reason"))}"><code>{_e(e.get("id"))}</code> '
+        f"{_e(e.get('reason'))} by <code>{_e(e.get('by'))}</code></li>"
+        for e in losers
+    )
+    return f'<h4>Not in the catalog</h4><ul class="skill-shadowed">{items}</ul>'

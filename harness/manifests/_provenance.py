@@ -3,13 +3,14 @@
 ::
 
     from datetime import UTC, datetime
-    from harness.manifests._provenance import Provenance
+    from harness.manifests._provenance import BuildFacts, Provenance
 
     provenance = Provenance("manifests.db")        # or a postgresql:// URL; opened by open()
     store = await provenance.open()                # created if missing (its directory must exist)
     spec = provenance.child_spec()                 # the recorder, for the Harness tree
-    manifest_id = await provenance.record(prompt, workspace=..., agent=..., project_id=None,
-                                          requested_at=datetime.now(UTC), tokenizer_spec=None)
+    about = BuildFacts("/srv/acme", "reviewer", None, targets=["pkg/x.py"])
+    prompt = await provenance.recorded(prompt, datetime.now(UTC), "approximate", about)
+    assert prompt.manifest_id is not None
     await provenance.aclose()                      # after the tree (and so the drain) stopped
 """
 
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -30,7 +32,26 @@ from harness.prompt_assembler import AssembledPrompt
 from harness.runtime import ChildSpec
 from harness.stores import is_url
 
-__all__ = ["Provenance"]
+__all__ = ["BuildFacts", "Provenance"]
+
+
+@dataclass(frozen=True, slots=True)
+class BuildFacts:
+    """What a manifest records of a build besides its prompt: where and for whom it was
+    built, the targets, each unit's imports, and the further named sections (tools, skills)."""
+
+    workspace: os.PathLike[str] | str
+    agent: str
+    project_id: str | None
+    targets: Sequence[str] = ()
+    imports: Mapping[str, Sequence[tuple[str, str]]] | None = None
+    sections: Mapping[str, Any] | None = None
+
+    def fields(self) -> dict[str, Any]:
+        """The keywords ``ManifestRecord.of`` takes for them."""
+        found = {name: getattr(self, name) for name in self.__slots__}
+        found["workspace"] = os.fspath(self.workspace)
+        return found
 
 
 class Provenance:
@@ -73,61 +94,24 @@ class Provenance:
         if store is not None:
             await store.aclose()
 
-    async def record(
-        self,
-        prompt: AssembledPrompt,
-        *,
-        workspace: str,
-        agent: str,
-        project_id: str | None,
-        requested_at: datetime,
-        tokenizer_spec: str | None,
-        targets: Sequence[str] = (),
-        imports: Mapping[str, Sequence[tuple[str, str]]] | None = None,
-        sections: Mapping[str, Any] | None = None,
-    ) -> str:
-        """Record ``prompt`` durably and return its manifest id."""
-        record = ManifestRecord.of(
-            prompt,
-            workspace=workspace,
-            agent=agent,
-            project_id=project_id,
-            requested_at=requested_at,
-            tokenizer_spec=tokenizer_spec,
-            targets=targets,
-            imports=imports,
-            sections=sections,
-        )
-        await self._recorder.record(record)
-        return record.manifest_id
-
     async def recorded(
         self,
         prompt: AssembledPrompt,
         requested_at: datetime,
         tokenizer: Tokenizer | str,
-        *,
-        workspace: os.PathLike[str] | str,
-        agent: str,
-        project_id: str | None,
-        targets: Sequence[str] = (),
-        imports: Mapping[str, Sequence[tuple[str, str]]] | None = None,
-        sections: Mapping[str, Any] | None = None,
+        about: BuildFacts,
     ) -> AssembledPrompt:
         """``prompt`` once durably recorded, carrying its ``manifest_id`` (what
-        ``Harness.build`` hands out); ``tokenizer`` is the spec or object it was built with."""
-        manifest_id = await self.record(
+        ``Harness.build`` hands out); ``tokenizer`` is the spec or object it was built with
+        (a spec is what rebuilds it on replay), ``about`` what else the manifest says."""
+        record = ManifestRecord.of(
             prompt,
-            workspace=os.fspath(workspace),
-            agent=agent,
-            project_id=project_id,
             requested_at=requested_at,
             tokenizer_spec=tokenizer if isinstance(tokenizer, str) else None,
-            targets=targets,
-            imports=imports,
-            sections=sections,
+            **about.fields(),
         )
-        return _with_id(prompt, manifest_id)
+        await self._recorder.record(record)
+        return _with_id(prompt, record.manifest_id)
 
 
 def _with_id(prompt: AssembledPrompt, manifest_id: str) -> AssembledPrompt:

@@ -13,7 +13,8 @@ Discovery reads the skills directories (``skills_dirs``) of the workspace root a
 directory on the targets' chains, then the configured ``user_skills_dirs``; everything it
 skipped or altered is in ``warnings``. Two skills of one name: the project's wins over the
 user's, then the deeper ``SKILL.md`` over the shallower, then the skills directory listed
-first in ``skills_dirs``, then the first path; the loser is named in a warning. Activation
+first in ``skills_dirs``, then the first path; the loser is named in a warning and in
+``shadowed`` (a build records it as not rendered, reason ``shadowed``, by the winner). Activation
 reads nothing: the body and the resource list were taken when the catalog was discovered,
 so an activation always matches the catalog it came from.
 """
@@ -74,6 +75,7 @@ class SkillCatalog:
 
     skills: tuple[Skill, ...] = ()
     warnings: tuple[str, ...] = ()
+    shadowed: tuple[tuple[str, str], ...] = ()  # (loser's SKILL.md, the winner's), by path
     # What is derived from the catalog (its digest, its layer's entry units), computed once:
     # a session renders one catalog into many builds.
     _derived: dict[str, Any] = field(default_factory=dict, init=False, compare=False)
@@ -161,7 +163,14 @@ class SkillCatalog:
         taken = {skill.name for skill in self.skills}
         skills = [*self.skills, *(entry for entry in added if entry.name not in taken)]
         skills.sort(key=lambda skill: (0 if skill.scope == "user" else 1, skill.name))
-        return SkillCatalog(skills=tuple(skills), warnings=self.warnings)
+        return SkillCatalog(tuple(skills), self.warnings, self.shadowed)
+
+    def excluded(self) -> list[dict[str, str]]:
+        """Each shadowed skill as a build records a unit not rendered (``by``: the winner)."""
+        return [
+            {"layer": "skills", "id": loser, "reason": "shadowed", "by": winner}
+            for loser, winner in self.shadowed
+        ]
 
     @classmethod
     async def discover(
@@ -381,11 +390,12 @@ class _Job:
             state.parsed = collected.used  # what this discovery saw; older bytes are forgotten
         if collected.problems:
             raise SkillError(collected.problems)
-        skills = _resolve(collected)
+        skills, shadowed = _resolve(collected)
         warnings = sorted(collected.warnings, key=lambda warning: warning[0])
         return SkillCatalog(
             skills=skills,
             warnings=tuple(f"{display_path(path)}: {printable(text)}" for path, text in warnings),
+            shadowed=shadowed,
         )
 
 
@@ -449,17 +459,20 @@ def _scan_user(
             collected.add(found, shown, "user", found.rel.count("/"))
 
 
-def _resolve(collected: _Collected) -> tuple[Skill, ...]:
-    """One skill per name (see the module docstring), warning about each loser."""
+def _resolve(collected: _Collected) -> tuple[tuple[Skill, ...], tuple[tuple[str, str], ...]]:
+    """One skill per name (see the module docstring), and each loser with its winner (sorted
+    by the loser's path), warning about each loser."""
     by_name: dict[str, list[_Candidate]] = {}
     for candidate in collected.candidates:
         by_name.setdefault(candidate.skill.name, []).append(candidate)
     winners: list[Skill] = []
+    shadowed: list[tuple[str, str]] = []
     for name, group in by_name.items():
         group.sort(key=_precedence)
         winner = group[0].skill
         winners.append(winner)
         for loser in group[1:]:
+            shadowed.append((loser.skill.path, winner.path))
             collected.warnings.append(
                 (
                     loser.skill.path,
@@ -468,7 +481,7 @@ def _resolve(collected: _Collected) -> tuple[Skill, ...]:
             )
     scope_rank: dict[Literal["user", "project"], int] = {"user": 0, "project": 1}
     winners.sort(key=lambda skill: (scope_rank[skill.scope], skill.name))
-    return tuple(winners)
+    return tuple(winners), tuple(sorted(shadowed))
 
 
 def _precedence(candidate: _Candidate) -> tuple[int, int, int, str]:

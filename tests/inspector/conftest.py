@@ -13,6 +13,8 @@ import pytest
 from harness._harness import Harness
 from harness.prompt_assembler import Unit
 from tests.cli import ACME, ACME_DB
+from tests.inspector.reasons import Excluding, workspace
+from tests.inspector.reasons import record as record_excluding
 
 INJECTION = (
     "<script>document.title='PWNED-script'</script>\n"
@@ -66,3 +68,10 @@ async def record(store: Path) -> Recorded:
 @pytest.fixture(scope="module")
 def recorded(tmp_path_factory: pytest.TempPathFactory) -> Recorded:
     return anyio.run(record, tmp_path_factory.mktemp("inspector") / "manifests.db")
+
+
+@pytest.fixture(scope="module")
+def excluding(tmp_path_factory: pytest.TempPathFactory) -> Excluding:
+    """Two builds whose manifests hold every reason a unit is not rendered for."""
+    root = tmp_path_factory.mktemp("excluding")
+    return anyio.run(record_excluding, root / "manifests.db", workspace(root / "ws"))

@@ -16,6 +16,7 @@ import pytest
 
 from tests.cli import ROOT, harness_cli
 from tests.inspector.conftest import INJECTION, Recorded
+from tests.inspector.reasons import HOSTILE, Excluding
 
 webdriver = pytest.importorskip("selenium.webdriver", reason="the dev extra installs selenium")
 from selenium.webdriver.common.by import By  # noqa: E402
@@ -62,7 +63,9 @@ def browser() -> Iterator[webdriver.Chrome]:
         shutil.rmtree(profile, ignore_errors=True)
 
 
-def open_page(browser: webdriver.Chrome, recorded: Recorded, tmp: Path, *ids: str) -> None:
+def open_page(
+    browser: webdriver.Chrome, recorded: Recorded | Excluding, tmp: Path, *ids: str
+) -> None:
     out = tmp / f"{'-'.join(ids)}.html"
     done = harness_cli("view", str(recorded.store), *ids, "-o", str(out))
     assert done.returncode == 0, done.stderr
@@ -151,6 +154,33 @@ def test_diff_lines(browser: webdriver.Chrome, recorded: Recorded, tmp_path: Pat
     assert added.value_of_css_property("background-color") == "rgba(230, 246, 234, 1)"
     trimmed = diff.find_element(By.CSS_SELECTOR, '.layer-diff[data-layer="task_state"]')
     assert "goal trimmed differently: kept in A, dropped" in trimmed.text
+
+
+def test_excluded_units_are_shown_as_text(
+    browser: webdriver.Chrome, excluding: Excluding, tmp_path: Path
+) -> None:
+    open_page(browser, excluding, tmp_path, excluding.a, excluding.b)
+    assert browser.title == f"harness build {excluding.a}"  # the hostile id did not run
+    assert browser.find_elements(By.TAG_NAME, "script") == []
+    evidence = browser.find_element(By.CSS_SELECTOR, "#build-a #layer-evidence")
+    shown = {
+        unit.get_attribute("data-unit-id"): unit.find_element(By.CSS_SELECTOR, ".status").text
+        for unit in evidence.find_elements(By.CSS_SELECTOR, ".unit.excluded")
+    }
+    assert shown == {
+        "readme": "excluded: outranked",
+        "copy": "excluded: duplicate of prod",
+        HOSTILE: "excluded: denied",
+    }
+    copy = evidence.find_element(By.CSS_SELECTOR, '.unit.excluded[data-unit-id="copy"]')
+    assert copy.value_of_css_property("border-left-color") == "rgba(138, 109, 59, 1)"
+    skills = browser.find_element(By.CSS_SELECTOR, "#build-a #layer-skills")
+    assert "shadowed by .agents/skills/fmt/SKILL.md" in skills.text
+    diff = browser.find_element(By.CSS_SELECTOR, "#diff .exclusions-diff")
+    assert "+ again (evidence) excluded in B (duplicate of prod)" in diff.text
+    assert f"- {HOSTILE} (evidence) excluded in A (denied), not in B" in diff.text
+    urls = requests(browser)
+    assert urls and all(url.startswith("file://") for url in urls), urls
 
 
 def distinct_bytes(png: bytes) -> int:
