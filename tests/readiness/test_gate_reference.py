@@ -73,8 +73,8 @@ def _reference(request: ContextRequest, units: list[Unit]) -> dict[str, object]:
     for u in usable:
         if u.claim is not None:
             order = list(request.authority.get(u.claim, ()))
-            place = order.index(u.authority) if u.authority in order else len(order)
-            ranks[u.claim] = min(ranks.get(u.claim, place), place)
+            rank = order.index(u.authority) if u.authority in order else len(order)
+            ranks[u.claim] = min(ranks.get(u.claim, rank), rank)
 
     def place(u: Unit) -> int:
         order = list(request.authority.get(u.claim or "", ()))
@@ -85,7 +85,9 @@ def _reference(request: ContextRequest, units: list[Unit]) -> dict[str, object]:
         u for u in usable if claimed and u.claim is not None and place(u) != ranks[u.claim]
     ]
     top = [u for u in usable if u.claim is not None and u not in outranked and u.value is not None]
-    split = sorted({u.claim for u in top if len({t.value for t in top if t.claim == u.claim}) > 1})
+    split = sorted(
+        {u.claim or "" for u in top if len({t.value for t in top if t.claim == u.claim}) > 1}
+    )
     conflicts = {c: [u.id for u in top if u.claim == c] for c in split} if claimed else {}
     statuses = []
     for r in request.requirements:
