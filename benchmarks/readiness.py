@@ -5,7 +5,10 @@ Run: ``python benchmarks/readiness.py`` (``--quick`` for a smaller run). Always 
 
 Row 1: ``harness.readiness`` over 10,000 evidence units (kinds, claims, values and authority
 classes drawn deterministically; a tenth with ``max_age``, a tenth with ``requires``) against
-``assemble`` of the same units in the ``evidence`` layer; target at most 0.5x.
+``assemble`` of the same units in the ``evidence`` layer; target at most 0.5x. Rows 1a and 1b
+(information) give the floor: one C-level pass reading each attribute the gate must read of
+every unit (kind, claim, authority, value, requires, max_age, id), against ``assemble`` and
+against the gate.
 Row 2: ``assemble(..., allocation="ceilings")`` against ``"fixed"`` on the extended layout
 with every layer holding units and the evidence layer over its ceiling, the fixed build given
 the budgets the ceilings build ended with (so both keep the same units and text, and the ratio
@@ -20,6 +23,7 @@ import argparse
 import gc
 import sys
 import time
+import operator
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -52,6 +56,18 @@ def evidence(n: int) -> list[Unit]:
     return units
 
 
+NEEDED = tuple(
+    operator.attrgetter(name)
+    for name in ("kind", "claim", "authority", "value", "requires", "max_age", "id")
+)
+
+
+def floor(units: Sequence[Unit]) -> None:
+    """What any gate must do: read each attribute it decides on, of every unit."""
+    for getter in NEEDED:
+        list(map(getter, units))
+
+
 def best(call: Callable[[], object], repeat: int) -> float:
     times = []
     for _ in range(repeat):
@@ -75,8 +91,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     gate = best(lambda: readiness(request, units, now=NOW), repeat)
     peer = best(lambda: assemble({"evidence": units}, layout=EXTENDED_LAYOUT, now=NOW), repeat)
+    bare = best(lambda: floor(units), repeat)
     rows: list[tuple[str, float, float, float | None]] = [
-        ("readiness / assemble, 10,000 units", gate, peer, 0.5)
+        ("readiness / assemble, 10,000 units", gate, peer, 0.5),
+        ("  floor (read 7 attributes) / assemble", bare, peer, None),
+        ("  readiness / floor", gate, bare, None),
     ]
     layers = {
         "identity": "You are the reviewer.",
