@@ -24,7 +24,7 @@ import operator
 from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from itertools import compress, repeat
 from types import MappingProxyType
 from typing import Any, Literal, cast
@@ -118,6 +118,7 @@ _value = operator.attrgetter("value")
 _authority = operator.attrgetter("authority")
 _requires = operator.attrgetter("requires")
 _max_age = operator.attrgetter("max_age")
+_observed_at = operator.attrgetter("observed_at")
 _kind = operator.attrgetter("kind")
 _Key = tuple[str | None, str | None]  # (kind, claim); claim None: any claim of the kind
 _Quad = tuple[str | None, str | None, str | None, str | None]  # kind, claim, authority, value
@@ -128,18 +129,6 @@ _ByKind = Mapping[str | None, list[Unit]]
 # (``map`` over an attribute getter, ``zip``, ``compress``); every decision is taken on the
 # few distinct (kind, claim, authority, value) combinations, never per unit; units are only
 # named afterwards, in a pass that routes each to the list its combination says.
-
-
-def _fresh(unit: Unit, now: datetime | None) -> bool:
-    max_age, observed = unit.max_age, unit.observed_at
-    if max_age is None or observed is None:
-        return True
-    if now is None:
-        raise ArgumentError(
-            f"unit {unit.id!r} has a max_age, so readiness needs the time: pass "
-            "now=datetime.now(timezone.utc)"
-        )
-    return (now - observed).total_seconds() <= max_age
 
 
 def _spread(keys: Iterable[object], items: Iterable[object], into: Mapping[Any, list[Any]]) -> None:
@@ -173,27 +162,19 @@ class _Sorted:
 
 def _gates(request: ContextRequest, units: Iterable[Unit], now: datetime | None) -> _Sorted:
     """Permissions first (a denied unit is never looked at further), then freshness. Only
-    the units with ``requires`` or ``max_age`` are looked at one by one."""
+    the units with ``requires`` or ``max_age`` are looked at further."""
     every = list(units)
     if not set(map(type, every)) <= {Unit}:
         for unit in every:
             if not isinstance(unit, Unit):
                 raise ArgumentTypeError(f"readiness: expected Unit items, got {unit!r}")
     result = _Sorted(every, list(map(_kind, every)), list(map(_claim, every)))
-    positions = range(len(every))
-    principal = request.principal
-    denied: set[int] = set()
-    for index in compress(positions, map(_requires, every)):  # a non-empty set is true
-        if not every[index].requires <= principal:
-            denied.add(index)
-            result.denied.append(every[index])
-            result.kinds[index] = result.claims[index] = None
-    aged = compress(positions, map(operator.is_not, map(_max_age, every), repeat(None)))
-    for index in aged:
-        unit = every[index]
-        if index not in denied and not _fresh(unit, now):
-            result.expired.append(unit)
-            result.kinds[index] = result.claims[index] = None
+    denied = _denied(every, request.principal)
+    expired = _expired(every, denied, now)
+    for index in (*denied, *expired):
+        result.kinds[index] = result.claims[index] = None
+    result.denied = list(map(every.__getitem__, denied))
+    result.expired = list(map(every.__getitem__, expired))
     if any(result.claims):
         result.authorities = list(map(_authority, every))
         result.values = list(map(_value, every))
@@ -203,6 +184,37 @@ def _gates(request: ContextRequest, units: Iterable[Unit], now: datetime | None)
     else:  # no claim anywhere: nothing to rank or to conflict, only kinds to match
         result.quads = {(kind, None, None, None) for kind in set(result.kinds)}
     return result
+
+
+def _denied(every: list[Unit], principal: frozenset[str]) -> list[int]:
+    """Positions of the units needing a permission ``principal`` lacks."""
+    needing = list(compress(range(len(every)), map(_requires, every)))  # non-empty: true
+    if not needing:
+        return needing
+    held = map(principal.issuperset, map(_requires, map(every.__getitem__, needing)))
+    return list(compress(needing, map(operator.not_, held)))
+
+
+def _expired(every: list[Unit], denied: list[int], now: datetime | None) -> list[int]:
+    """Positions of the units, not denied, observed more than their ``max_age`` before
+    ``now`` (a unit with a ``max_age`` always has an ``observed_at``)."""
+    aged = list(
+        compress(range(len(every)), map(operator.is_not, map(_max_age, every), repeat(None)))
+    )
+    if aged and denied:
+        shut = set(denied)
+        aged = [index for index in aged if index not in shut]
+    if not aged:
+        return aged
+    if now is None:
+        raise ArgumentError(
+            f"unit {every[aged[0]].id!r} has a max_age, so readiness needs the time: pass "
+            "now=datetime.now(timezone.utc)"
+        )
+    units = list(map(every.__getitem__, aged))
+    seconds = map(timedelta.total_seconds, map(now.__sub__, map(_observed_at, units)))
+    fresh = map(operator.le, seconds, map(_max_age, units))
+    return list(compress(aged, map(operator.not_, fresh)))
 
 
 def _losers(request: ContextRequest, quads: Iterable[_Quad]) -> set[tuple[str, str | None]]:
@@ -267,10 +279,9 @@ def _few(requirement: Requirement, by_kind: Mapping[str | None, list[Unit]]) -> 
     return units if claim is None else [unit for unit in units if unit.claim == claim]
 
 
-def _by_kind(units: Iterable[Unit]) -> _ByKind:
-    grouped: dict[str | None, list[Unit]] = {}
-    for unit in units:
-        grouped.setdefault(unit.kind, []).append(unit)
+def _by_kind(units: list[Unit]) -> _ByKind:
+    grouped: dict[str | None, list[Unit]] = {kind: [] for kind in set(map(_kind, units))}
+    _spread(map(_kind, units), units, grouped)
     return grouped
 
 
