@@ -5,19 +5,23 @@ Run: ``python benchmarks/readiness.py`` (``--quick`` for a smaller run). Always 
 
 Row 1: ``harness.readiness`` over 10,000 evidence units (kinds, claims, values and authority
 classes drawn deterministically; a tenth with ``max_age``, a tenth with ``requires``) against
-``assemble`` of the same units in the ``evidence`` layer; target at most 0.5x.
+``assemble`` of the same units in the ``evidence`` layer; target at most 0.5x. Rows 1a and 1b
+(information) give the floor: one C-level pass reading each attribute the gate must read of
+every unit (kind, claim, authority, value, requires, max_age, id), against ``assemble`` and
+against the gate.
 Row 2: ``assemble(..., allocation="ceilings")`` against ``"fixed"`` on the extended layout
 with every layer holding units and the evidence layer over its ceiling, the fixed build given
 the budgets the ceilings build ended with (so both keep the same units and text, and the ratio
 is the allocation's own cost); target at most 1.2x. Row 3 (information): against ``"fixed"``
 with the layout's budgets, which keeps about a third of the evidence the ceilings build keeps.
-Timings are the best of several runs.
+Timings are the best of several runs, the compared calls interleaved.
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
+import operator
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -52,14 +56,28 @@ def evidence(n: int) -> list[Unit]:
     return units
 
 
-def best(call: Callable[[], object], repeat: int) -> float:
-    times = []
+NEEDED = tuple(
+    operator.attrgetter(name)
+    for name in ("kind", "claim", "authority", "value", "requires", "max_age", "id")
+)
+
+
+def floor(units: Sequence[Unit]) -> None:
+    """What any gate must do: read each attribute it decides on, of every unit."""
+    for getter in NEEDED:
+        list(map(getter, units))
+
+
+def best(*calls: Callable[[], object], repeat: int) -> list[float]:
+    """Best time of each call, the calls interleaved so that machine noise hits all alike."""
+    times = [float("inf")] * len(calls)
     for _ in range(repeat):
-        gc.collect()
-        start = time.perf_counter()
-        call()
-        times.append(time.perf_counter() - start)
-    return min(times)
+        for index, call in enumerate(calls):
+            gc.collect()
+            start = time.perf_counter()
+            call()
+            times[index] = min(times[index], time.perf_counter() - start)
+    return times
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -73,12 +91,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         requirements=[Requirement(f"k{i}", claim=f"c{i}") for i in range(20)],
         authority={f"c{i}": list(CLASSES) for i in range(50)},
     )
-    gate = best(lambda: readiness(request, units, now=NOW), repeat)
-    peer = best(lambda: assemble({"evidence": units}, layout=EXTENDED_LAYOUT, now=NOW), repeat)
+    gate, peer, bare = best(
+        lambda: readiness(request, units, now=NOW),
+        lambda: assemble({"evidence": units}, layout=EXTENDED_LAYOUT, now=NOW),
+        lambda: floor(units),
+        repeat=repeat,
+    )
     rows: list[tuple[str, float, float, float | None]] = [
-        ("readiness / assemble, 10,000 units", gate, peer, 0.5)
+        ("readiness / assemble, 10,000 units", gate, peer, 0.5),
+        ("  floor (read 7 attributes) / assemble", bare, peer, None),
+        ("  readiness / floor", gate, bare, None),
     ]
-    layers = {
+    layers: dict[str, str | list[Unit]] = {
         "identity": "You are the reviewer.",
         "instruction_files": [
             Unit(f"f{i}", "rule " * 50, source=f"{i}/AGENTS.md") for i in range(8)
@@ -90,9 +114,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     lent = assemble(layers, layout=EXTENDED_LAYOUT, allocation="ceilings")
     ended = {report.name: report.budget for report in lent.layers}
     assert assemble(layers, layout=EXTENDED_LAYOUT, budgets=ended).text == lent.text
-    ceilings = best(lambda: assemble(layers, layout=EXTENDED_LAYOUT, allocation="ceilings"), repeat)
-    same = best(lambda: assemble(layers, layout=EXTENDED_LAYOUT, budgets=ended), repeat)
-    fixed = best(lambda: assemble(layers, layout=EXTENDED_LAYOUT), repeat)
+    ceilings, same, fixed = best(
+        lambda: assemble(layers, layout=EXTENDED_LAYOUT, allocation="ceilings"),
+        lambda: assemble(layers, layout=EXTENDED_LAYOUT, budgets=ended),
+        lambda: assemble(layers, layout=EXTENDED_LAYOUT),
+        repeat=repeat * 5,
+    )
     rows.append(('allocation "ceilings" / "fixed", same', ceilings, same, 1.2))
     rows.append(('"ceilings" / "fixed" (layout budgets)', ceilings, fixed, None))
     print(f"{'row':<38} {'subject ms':>11} {'peer ms':>9} {'ratio':>7} {'target':>7}  met")

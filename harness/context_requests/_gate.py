@@ -24,7 +24,7 @@ import operator
 from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from itertools import compress, repeat
 from types import MappingProxyType
 from typing import Any, Literal, cast
@@ -118,28 +118,28 @@ _value = operator.attrgetter("value")
 _authority = operator.attrgetter("authority")
 _requires = operator.attrgetter("requires")
 _max_age = operator.attrgetter("max_age")
+_observed_at = operator.attrgetter("observed_at")
 _kind = operator.attrgetter("kind")
 _Key = tuple[str | None, str | None]  # (kind, claim); claim None: any claim of the kind
+_Quad = tuple[str | None, str | None, str | None, str | None]  # kind, claim, authority, value
 _Sink = list[object]
+_ByKind = Mapping[str | None, list[Unit]]
+
+# Readiness sees thousands of units per build. Every per-unit step below is one C-level pass
+# (``map`` over an attribute getter, ``zip``, ``compress``); every decision is taken on the
+# few distinct (kind, claim, authority, value) combinations, never per unit; units are only
+# named afterwards, in a pass that routes each to the list its combination says.
 
 
-def _fresh(unit: Unit, now: datetime | None) -> bool:
-    max_age, observed = unit.max_age, unit.observed_at
-    if max_age is None or observed is None:
-        return True
-    if now is None:
-        raise ArgumentError(
-            f"unit {unit.id!r} has a max_age, so readiness needs the time: pass "
-            "now=datetime.now(timezone.utc)"
-        )
-    return (now - observed).total_seconds() <= max_age
+def _spread(keys: Iterable[object], items: Iterable[object], into: Mapping[Any, list[Any]]) -> None:
+    """Append each item to the list its key names in ``into`` (others are discarded), in
+    one C-level pass."""
+    _route(keys, items, {key: bucket.append for key, bucket in into.items()})
 
 
-def _spread(keys: Iterable[object], items: Iterable[object], into: Mapping[Any, _Sink]) -> None:
-    """Append each item to the list its key names in ``into`` (others are discarded), as
-    one C-level pass: ``readiness`` sees thousands of units and must stay cheap."""
+def _route(keys: Iterable[object], items: Iterable[object], appenders: Mapping[Any, Any]) -> None:
+    """Call ``appenders[key](item)`` for each pair (keys without an appender: nothing)."""
     sink: _Sink = []
-    appenders = {key: bucket.append for key, bucket in into.items()}
     calls = map(appenders.get, keys, repeat(sink.append))
     deque(map(operator.call, calls, items), maxlen=0)
 
@@ -148,80 +148,82 @@ def _spread(keys: Iterable[object], items: Iterable[object], into: Mapping[Any, 
 class _Sorted:
     """The units after the gates. Per position of the input: ``kinds`` and ``claims``
     (``None`` for a denied or expired unit, so it matches nothing), and the denied and
-    expired units themselves."""
+    expired units themselves; ``quads`` are the distinct combinations of the others."""
 
     units: list[Unit]
     kinds: list[str | None]
     claims: list[str | None]
     denied: list[Unit] = field(default_factory=list)
     expired: list[Unit] = field(default_factory=list)
+    authorities: list[str | None] = field(default_factory=list)
+    values: list[str | None] = field(default_factory=list)
+    quads: set[_Quad] = field(default_factory=set)
 
 
 def _gates(request: ContextRequest, units: Iterable[Unit], now: datetime | None) -> _Sorted:
     """Permissions first (a denied unit is never looked at further), then freshness. Only
-    the units with ``requires`` or ``max_age`` are looked at one by one."""
+    the units with ``requires`` or ``max_age`` are looked at further."""
     every = list(units)
     if not set(map(type, every)) <= {Unit}:
         for unit in every:
             if not isinstance(unit, Unit):
                 raise ArgumentTypeError(f"readiness: expected Unit items, got {unit!r}")
     result = _Sorted(every, list(map(_kind, every)), list(map(_claim, every)))
-    positions = range(len(every))
-    principal = request.principal
-    denied: set[int] = set()
-    for index in compress(positions, map(_requires, every)):  # a non-empty set is true
-        if not every[index].requires <= principal:
-            denied.add(index)
-            result.denied.append(every[index])
-            result.kinds[index] = result.claims[index] = None
-    ages = list(map(_max_age, every))
-    if 0 in ages:  # compress would skip a max_age of 0
-        aged: Iterable[int] = [i for i, age in enumerate(ages) if age is not None]
-    else:
-        aged = compress(positions, ages)
-    for index in aged:
-        unit = every[index]
-        if index not in denied and not _fresh(unit, now):
-            result.expired.append(unit)
-            result.kinds[index] = result.claims[index] = None
+    denied = _denied(every, request.principal)
+    expired = _expired(every, denied, now)
+    for index in (*denied, *expired):
+        result.kinds[index] = result.claims[index] = None
+    result.denied = list(map(every.__getitem__, denied))
+    result.expired = list(map(every.__getitem__, expired))
+    if any(result.claims):
+        result.authorities = list(map(_authority, every))
+        result.values = list(map(_value, every))
+        result.quads = set(
+            zip(result.kinds, result.claims, result.authorities, result.values, strict=True)
+        )
+    else:  # no claim anywhere: nothing to rank or to conflict, only kinds to match
+        result.quads = {(kind, None, None, None) for kind in set(result.kinds)}
     return result
 
 
-def _buckets(
-    requirements: Iterable[Requirement], gated: _Sorted
-) -> dict[_Key, tuple[list[Unit], list[Unit], list[Unit]]]:
-    """Per requirement key: its fresh permitted, its expired and its denied matches."""
-    keys = {(r.kind, r.claim) for r in requirements}
-    usable: dict[_Key, _Sink] = {key: [] for key in keys if key[1] is not None}
-    if usable:
-        _spread(zip(gated.kinds, gated.claims, strict=True), gated.units, usable)
-    any_claim: dict[str | None, _Sink] = {kind: [] for kind, claim in keys if claim is None}
-    if any_claim:
-        _spread(gated.kinds, gated.units, any_claim)
-    usable.update(((kind, None), bucket) for kind, bucket in any_claim.items())
-    return {
-        key: (cast(list[Unit], usable[key]), _few(key, gated.expired), _few(key, gated.denied))
-        for key in keys
-    }
+def _denied(every: list[Unit], principal: frozenset[str]) -> list[int]:
+    """Positions of the units needing a permission ``principal`` lacks."""
+    needing = list(compress(range(len(every)), map(_requires, every)))  # non-empty: true
+    if not needing:
+        return needing
+    held = map(principal.issuperset, map(_requires, map(every.__getitem__, needing)))
+    return list(compress(needing, map(operator.not_, held)))
 
 
-def _few(key: _Key, units: list[Unit]) -> list[Unit]:
-    """The ``units`` (few: expired or denied) a requirement's key matches."""
-    kind, claim = key
-    if claim is None:
-        return [unit for unit in units if unit.kind == kind]
-    return [unit for unit in units if unit.kind == kind and unit.claim == claim]
+def _expired(every: list[Unit], denied: list[int], now: datetime | None) -> list[int]:
+    """Positions of the units, not denied, observed more than their ``max_age`` before
+    ``now`` (a unit with a ``max_age`` always has an ``observed_at``)."""
+    aged = list(
+        compress(range(len(every)), map(operator.is_not, map(_max_age, every), repeat(None)))
+    )
+    if aged and denied:
+        shut = set(denied)
+        aged = [index for index in aged if index not in shut]
+    if not aged:
+        return aged
+    if now is None:
+        raise ArgumentError(
+            f"unit {every[aged[0]].id!r} has a max_age, so readiness needs the time: pass "
+            "now=datetime.now(timezone.utc)"
+        )
+    units = list(map(every.__getitem__, aged))
+    seconds = map(timedelta.total_seconds, map(now.__sub__, map(_observed_at, units)))
+    fresh = map(operator.le, seconds, map(_max_age, units))
+    return list(compress(aged, map(operator.not_, fresh)))
 
 
-def _winners(
-    request: ContextRequest, pairs: Iterable[tuple[str | None, str | None]]
-) -> set[tuple[str | None, str | None]]:
+def _losers(request: ContextRequest, quads: Iterable[_Quad]) -> set[tuple[str, str | None]]:
     """The (claim, authority) pairs that lose to a higher authority present for the claim."""
     present: dict[str, set[str | None]] = {}
-    for claim, authority in pairs:
+    for _, claim, authority, _ in quads:
         if claim is not None:
             present.setdefault(claim, set()).add(authority)
-    losers: set[tuple[str | None, str | None]] = set()
+    losers: set[tuple[str, str | None]] = set()
     for claim, classes in present.items():
         order = request.authority.get(claim, ())
         places: dict[str | None, int] = {name: place for place, name in enumerate(order)}
@@ -234,64 +236,120 @@ def _winners(
 def _resolve(
     request: ContextRequest, gated: _Sorted
 ) -> tuple[dict[str, tuple[str, ...]], list[str]]:
-    """Per claim: the ids in conflict (the top authority's units disagreeing), and the ids
-    of units outranked by a higher authority class present for their claim.
-
-    The decisions are taken on the small set of distinct (claim, authority) and (claim,
-    value) pairs; units are named in masked C-level passes."""
-    claims = gated.claims
-    if not any(claims):
+    """Per claim: the ids in conflict (the top authority's units with a value, disagreeing),
+    and the ids of units outranked by a higher authority class present for their claim."""
+    if not any(gated.claims):
         return {}, []
-    units = gated.units
-    authorities = list(map(_authority, units))
-    losers = _winners(request, set(zip(claims, authorities, strict=True)))
+    units, claims, authorities = gated.units, gated.claims, gated.authorities
+    losers = _losers(request, gated.quads)
     outranked: list[str] = []
     if losers:
-        lost = list(map(losers.__contains__, zip(claims, authorities, strict=True)))
+        lost = map(losers.__contains__, zip(claims, authorities, strict=True))
         outranked = list(map(_id, compress(units, lost)))
-        claims = [None if gone else claim for claim, gone in zip(claims, lost, strict=True)]
-    values = list(map(_value, units))
     seen: dict[str, set[str]] = {}
-    for claim, value in set(zip(claims, values, strict=True)):
-        if claim is not None and value is not None:
+    for _, claim, authority, value in gated.quads:
+        if claim is not None and value is not None and (claim, authority) not in losers:
             seen.setdefault(claim, set()).add(value)
     split = sorted(claim for claim, found in seen.items() if len(found) > 1)
     if not split:
         return {}, outranked
-    if None in values:  # a top-authority unit without a value is in no conflict
-        claims = [None if v is None else c for c, v in zip(claims, values, strict=True)]
-    conflicts: dict[str, _Sink] = {claim: [] for claim in split}
-    _spread(claims, map(_id, units), conflicts)
-    return {claim: tuple(cast(list[str], ids)) for claim, ids in conflicts.items()}, outranked
+    conflicts: dict[str, list[str]] = {claim: [] for claim in split}
+    # A claim whose units all take part is routed by the claim alone (no per-unit tuple);
+    # one with outranked or valueless units by (claim, authority, value).
+    mixed = {
+        claim
+        for _, claim, authority, value in gated.quads
+        if claim in conflicts and (value is None or (claim, authority) in losers)
+    }
+    if mixed:
+        route = {
+            (claim, authority, value): conflicts[claim].append
+            for _, claim, authority, value in gated.quads
+            if claim in mixed and value is not None and (claim, authority) not in losers
+        }
+        _route(zip(claims, authorities, gated.values, strict=True), map(_id, units), route)
+    if len(mixed) < len(split):
+        _spread(claims, map(_id, units), {c: conflicts[c] for c in split if c not in mixed})
+    return {claim: tuple(ids) for claim, ids in conflicts.items()}, outranked
 
 
-def _status(
-    requirement: Requirement,
-    buckets: Mapping[_Key, tuple[list[Unit], list[Unit], list[Unit]]],
-    conflicts: Mapping[str, tuple[str, ...]],
-) -> RequirementStatus:
+def _few(requirement: Requirement, by_kind: Mapping[str | None, list[Unit]]) -> list[Unit]:
+    """The units of ``by_kind`` (few: expired or denied, by kind) ``requirement`` matches."""
+    units, claim = by_kind.get(requirement.kind, []), requirement.claim
+    return units if claim is None else [unit for unit in units if unit.claim == claim]
+
+
+def _by_kind(units: list[Unit]) -> _ByKind:
+    grouped: dict[str | None, list[Unit]] = {kind: [] for kind in set(map(_kind, units))}
+    _spread(map(_kind, units), units, grouped)
+    return grouped
+
+
+def _statuses(
+    request: ContextRequest, gated: _Sorted, conflicts: Mapping[str, tuple[str, ...]]
+) -> tuple[RequirementStatus, ...]:
     """A fresh permitted match (outranked or not: it is evidence) is present unless its claim
     is in conflict; with none, stale matches make it ``stale`` and only denied ones
-    ``denied``."""
-    matching, expired, denied_units = buckets[requirement.kind, requirement.claim]
-    if matching:
-        claims = {u.claim for u in matching} & conflicts.keys()
-        in_conflict = sorted({i for claim in claims if claim for i in conflicts[claim]})
+    ``denied``. Matching units are gathered only for the requirements found present."""
+    decided: dict[Requirement, RequirementStatus] = {}
+    present: list[Requirement] = []
+    by_kind: dict[str | None, set[str | None]] = {}
+    expired, denied = _by_kind(gated.expired), _by_kind(gated.denied)
+    for kind, claim, _, _ in gated.quads:
+        by_kind.setdefault(kind, set()).add(claim)
+    for requirement in request.requirements:
+        claims = by_kind.get(requirement.kind, set())
+        if requirement.claim is not None:
+            claims = claims & {requirement.claim}
+        if not claims:
+            decided[requirement] = _unmatched(requirement, expired, denied)
+            continue
+        hit = claims & conflicts.keys()
+        in_conflict = sorted({i for claim in hit if claim for i in conflicts[claim]})
         if in_conflict:
-            return RequirementStatus(requirement, "conflict", tuple(in_conflict))
-        distinct: dict[str, str] = {}
-        repeats: list[str] = []
-        for unit in matching:  # equal text: a copy, not a second confirmation
-            if unit.text in distinct:
-                repeats.append(unit.id)
-            else:
-                distinct[unit.text] = unit.id
-        return RequirementStatus(requirement, "present", tuple(distinct.values()), tuple(repeats))
+            decided[requirement] = RequirementStatus(requirement, "conflict", tuple(in_conflict))
+        else:
+            present.append(requirement)
+    for requirement, matching in _gather(present, gated).items():
+        decided[requirement] = _distinct(requirement, matching)
+    return tuple(decided[r] for r in request.requirements)
+
+
+def _unmatched(
+    requirement: Requirement, expired_by_kind: _ByKind, denied_by_kind: _ByKind
+) -> RequirementStatus:
+    expired = _few(requirement, expired_by_kind)
     if expired:
         return RequirementStatus(requirement, "stale", tuple(map(_id, expired)))
-    if denied_units:
-        return RequirementStatus(requirement, "denied", tuple(map(_id, denied_units)))
+    denied = _few(requirement, denied_by_kind)
+    if denied:
+        return RequirementStatus(requirement, "denied", tuple(map(_id, denied)))
     return RequirementStatus(requirement, "missing")
+
+
+def _gather(requirements: list[Requirement], gated: _Sorted) -> dict[Requirement, list[Unit]]:
+    """Each requirement's fresh permitted matches, in input order."""
+    keys = {(r.kind, r.claim) for r in requirements}
+    usable: dict[_Key, _Sink] = {key: [] for key in keys if key[1] is not None}
+    if usable:
+        _spread(zip(gated.kinds, gated.claims, strict=True), gated.units, usable)
+    any_claim: dict[str | None, _Sink] = {kind: [] for kind, claim in keys if claim is None}
+    if any_claim:
+        _spread(gated.kinds, gated.units, any_claim)
+    usable.update(((kind, None), bucket) for kind, bucket in any_claim.items())
+    return {r: cast(list[Unit], usable[r.kind, r.claim]) for r in requirements}
+
+
+def _distinct(requirement: Requirement, matching: list[Unit]) -> RequirementStatus:
+    """Present: equal text is a copy, recorded as corroborating, not a second confirmation."""
+    distinct: dict[str, str] = {}
+    repeats: list[str] = []
+    for unit in matching:
+        if unit.text in distinct:
+            repeats.append(unit.id)
+        else:
+            distinct[unit.text] = unit.id
+    return RequirementStatus(requirement, "present", tuple(distinct.values()), tuple(repeats))
 
 
 def _overall(statuses: Iterable[RequirementStatus]) -> Status:
@@ -323,8 +381,7 @@ def readiness(
         require_aware(now, "now")
     gated = _gates(request, units, now)
     conflicts, outranked = _resolve(request, gated)
-    buckets = _buckets(request.requirements, gated)
-    statuses = tuple(_status(r, buckets, conflicts) for r in request.requirements)
+    statuses = _statuses(request, gated, conflicts)
     return Readiness(
         status=_overall(statuses),
         requirements=statuses,

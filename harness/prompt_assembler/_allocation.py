@@ -20,11 +20,10 @@ the sum of the ceilings, so a build within its input envelope stays within it.
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Literal
 
 from harness.prompt_assembler._layout import LayerSpec
-from harness.prompt_assembler._values import AssemblyError, LayerReport
+from harness.prompt_assembler._values import AssemblyError, LayerReport, new_report
 
 __all__ = ["ALLOCATIONS", "Allocation", "Ledger", "check_allocation"]
 
@@ -70,9 +69,7 @@ class Ledger:
             lenders = self._take(spec.name, borrowed)
             note = f"borrowed {borrowed} unused token(s) from {lenders} (allocation=ceilings)"
             notes = (*report.notes, note)
-            return dataclasses.replace(
-                report, budget=ceiling + borrowed, borrowed=borrowed, notes=notes
-            )
+            return _changed(report, ceiling + borrowed, notes, report.lent, borrowed)
         if report.tokens < ceiling:
             self.pool.append([spec.name, ceiling - report.tokens])
         return report
@@ -101,5 +98,28 @@ class Ledger:
         if not given:
             return reports
         return [
-            dataclasses.replace(r, lent=given[r.name]) if r.name in given else r for r in reports
+            _changed(r, r.budget, r.notes, given[r.name], r.borrowed) if r.name in given else r
+            for r in reports
         ]
+
+
+def _changed(
+    r: LayerReport, budget: int, notes: tuple[str, ...], lent: int, borrowed: int
+) -> LayerReport:
+    """``dataclasses.replace(r, ...)`` of the fields allocation changes, built as the
+    assembler builds reports (``replace`` goes through every field by name: most of what a
+    ``"ceilings"`` build costs beyond a ``"fixed"`` one)."""
+    return new_report(
+        r.name,
+        r.strategy,
+        budget,
+        r.tokens,
+        r.estimated,
+        r.text,
+        r.kept,
+        r.dropped,
+        r.truncated,
+        notes,
+        lent,
+        borrowed,
+    )
