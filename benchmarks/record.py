@@ -15,7 +15,9 @@ Also printed, the breakdown: what a recorded build adds on the event loop, per b
 prompts (the assembler's manifest and digest, which an unrecorded build never computes; the
 record made of it; its encoding into a row), one fsync'd commit of a round's 64 rows, and how
 many commits a round takes; ``floor + these`` is the ratio those alone allow (the recorder's
-round trip comes on top). Always exits 0; prints PASS or MISS per target.
+round trip comes on top); and how long the recorder's writes took during the rounds (a
+writer thread waits for the GIL at every SQLite step and ``stat`` while the loop is busy).
+Always exits 0; prints PASS or MISS per target.
 """
 
 from __future__ import annotations
@@ -89,6 +91,7 @@ class Timing:
     batches: float  # transactions per recorded round
     parts: dict[str, float]  # per build, on the event loop: manifest, record, encode
     commit: float  # one fsync'd transaction of a round's 64 rows (median)
+    writes: list[float]  # each store write of the recorded rounds, as the recorder awaited it
 
 
 async def _record_cpu(harness: Harness, samples: int = 256) -> dict[str, float]:
@@ -150,6 +153,7 @@ async def timing(rounds: int, scratch: Path) -> Timing:
             await _round(harness)
         recorder = recorded._provenance._recorder if recorded._provenance else None
         before = recorder.batches if recorder else 0
+        writes = _timed_writes(recorder.store) if recorder and recorder.store else []
         for _ in range(rounds):
             floor.append(await _round(plain))
             store.append(await _round(recorded))
@@ -158,8 +162,21 @@ async def timing(rounds: int, scratch: Path) -> Timing:
         parts = await _record_cpu(plain)
     commit = await anyio.to_thread.run_sync(_commit_seconds, scratch / "commit.db", rounds)
     return Timing(
-        statistics.median(floor), statistics.median(store), builds, batches, parts, commit
+        statistics.median(floor), statistics.median(store), builds, batches, parts, commit, writes
     )
+
+
+def _timed_writes(store: Any) -> list[float]:
+    """Wrap ``store.record`` (this instance only) to time each write the recorder awaits."""
+    original, spent = store.record, []
+
+    async def record(*records: ManifestRecord) -> None:
+        started = time.perf_counter()
+        await original(*records)
+        spent.append(time.perf_counter() - started)
+
+    store.record = record
+    return spent
 
 
 async def growth(builds: int, scratch: Path) -> float:
@@ -189,6 +206,14 @@ def _breakdown(measured: Timing, floor: float) -> None:
         f"  one fsync'd {CONCURRENCY}-row commit {measured.commit * 1000:.2f} ms, "
         f"{measured.batches:.1f} commits/round; floor + these = {bound:.2f}x"
     )
+    writes = sorted(measured.writes)
+    if writes:
+        median, p90 = writes[len(writes) // 2], writes[int(len(writes) * 0.9)]
+        print(
+            f"  the recorder's writes during the rounds: median {median * 1000:.2f} ms, "
+            f"p90 {p90 * 1000:.2f} ms (vs {measured.commit * 1000:.2f} ms alone: the rest is "
+            "the writer thread waiting for the GIL while the loop builds)"
+        )
 
 
 def main() -> None:

@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import os
+import random
 import re
 import threading
 import time
@@ -39,13 +40,28 @@ def new_manifest_id() -> str:
     """A new id: 26 characters, later ids sort after earlier ones (see the module notes)."""
     global _last
     millis = time.time_ns() // 1_000_000
-    random = int.from_bytes(os.urandom(_RANDOM_BITS // 8), "big")
+    # Not os.urandom: it lets other threads take the interpreter lock, and the event loop
+    # then waits for it to come back (milliseconds under load, for every recorded build).
+    # The ids need to be unique, not secret; ``random`` is seeded from the OS and reseeded
+    # in a forked child, so two processes never share a sequence.
+    bits = random.getrandbits(_RANDOM_BITS)
     with _LOCK:
-        value = (millis << _RANDOM_BITS) | random
+        value = (millis << _RANDOM_BITS) | bits
         if value <= _last:
             value = _last + 1
         _last = value
     return _encode(value)
+
+
+def _forget_last() -> None:
+    """In a forked child: the parent's last id is not this process's (both processes would
+    otherwise step from the same value within one millisecond)."""
+    global _last
+    _last = 0
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_last)
 
 
 def is_manifest_id(text: str) -> bool:

@@ -188,15 +188,17 @@ def open_database(
     return connection, Identity(path, info.st_dev, info.st_ino)
 
 
-def _check_identity(identity: Identity) -> None:
-    try:
-        info = os.stat(identity.path)
-    except OSError as exc:
-        reason = exc.strerror or type(exc).__name__
-        raise ManifestStoreError(
-            f"{_where(identity.path)} cannot be written: the file is gone ({reason}); its "
-            "directory was removed or the file deleted: recreate the directory and restart"
-        ) from None
+def _check_identity(identity: Identity, info: os.stat_result | None) -> None:
+    """Raise unless ``info`` (the store file's ``stat`` now) is of the file that was opened."""
+    if info is None:
+        try:
+            info = os.stat(identity.path)
+        except OSError as exc:
+            reason = exc.strerror or type(exc).__name__
+            raise ManifestStoreError(
+                f"{_where(identity.path)} cannot be written: the file is gone ({reason}); its "
+                "directory was removed or the file deleted: recreate the directory and restart"
+            ) from None
     if (info.st_dev, info.st_ino) != (identity.device, identity.inode):
         raise ManifestStoreError(
             f"{_where(identity.path)} cannot be written: the file was replaced since it was "
@@ -229,25 +231,35 @@ def write_batch(
     connection: sqlite3.Connection, identity: Identity, batch: Batch, watch: FileWatch
 ) -> None:
     """Write ``batch`` in one transaction (committed, and so synced, before it returns);
-    ``watch`` refuses the write, or reports it lost, when the files broke under the store."""
-    _check_identity(identity)
-    watch.before_write()
+    ``watch`` refuses the write, or reports it lost, when the files broke under the store.
+
+    Each step of SQLite and each ``stat`` lets go of the GIL, and this thread then waits for
+    it back from an event loop busy building prompts (up to the interpreter's switch
+    interval): so the common batch, rows only, is one statement, its own transaction."""
+    watch.before_write(lambda info: _check_identity(identity, info))
     try:
-        connection.execute("BEGIN IMMEDIATE")
-        try:
-            texts = "INSERT OR IGNORE INTO manifest_texts (sha256, body)"
-            _insert(connection, texts, 2, list(batch.texts.items()))
-            parts = "INSERT OR IGNORE INTO manifest_parts (sha256, body)"
-            _insert(connection, parts, 2, list(batch.parts.items()))
+        if not batch.texts and not batch.parts and len(batch.rows) <= _ROWS_PER_STATEMENT:
             _insert(connection, f"INSERT INTO manifests ({_LIST_COLUMNS})", 7, batch.rows)
-            connection.execute("COMMIT")
-        except BaseException:
-            if connection.in_transaction:
-                connection.execute("ROLLBACK")
-            raise
+        else:
+            _transaction(connection, batch)
     except sqlite3.Error as exc:
         raise explain(identity.path, exc, f"recording {len(batch.rows)} build(s)") from exc
     watch.after_write()
+
+
+def _transaction(connection: sqlite3.Connection, batch: Batch) -> None:
+    connection.execute("BEGIN IMMEDIATE")
+    try:
+        texts = "INSERT OR IGNORE INTO manifest_texts (sha256, body)"
+        _insert(connection, texts, 2, list(batch.texts.items()))
+        parts = "INSERT OR IGNORE INTO manifest_parts (sha256, body)"
+        _insert(connection, parts, 2, list(batch.parts.items()))
+        _insert(connection, f"INSERT INTO manifests ({_LIST_COLUMNS})", 7, batch.rows)
+        connection.execute("COMMIT")
+    except BaseException:
+        if connection.in_transaction:
+            connection.execute("ROLLBACK")
+        raise
 
 
 def _lookup(

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+from collections.abc import Callable
 from contextlib import closing
 from pathlib import Path
 
@@ -31,16 +32,17 @@ _Sizes = tuple[int, int, int, int]
 """(store inode, store size, log inode, log size); a missing log is (0, 0)."""
 
 
-def _sizes(path: Path) -> _Sizes:
+def _sizes(path: Path) -> tuple[_Sizes, os.stat_result | None]:
+    """The sizes, and the store file's own ``stat`` (None when it is missing)."""
     try:
         main = os.stat(path)
     except OSError:
-        return (0, 0, 0, 0)
+        return (0, 0, 0, 0), None
     try:
         wal = os.stat(f"{path}-wal")
     except OSError:
-        return (main.st_ino, main.st_size, 0, 0)
-    return (main.st_ino, main.st_size, wal.st_ino, wal.st_size)
+        return (main.st_ino, main.st_size, 0, 0), main
+    return (main.st_ino, main.st_size, wal.st_ino, wal.st_size), main
 
 
 def _shrank(before: _Sizes, now: _Sizes) -> bool:
@@ -57,21 +59,26 @@ class FileWatch:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._seen = _sizes(path)
+        self._seen = _sizes(path)[0]
         self._broken: str | None = None
 
-    def before_write(self) -> None:
-        """Raise ``ManifestStoreError`` if the files are (or were found) broken."""
-        self._check()
+    def before_write(self, check: Callable[[os.stat_result | None], None] | None = None) -> None:
+        """Raise ``ManifestStoreError`` if the files are (or were found) broken. ``check``
+        first gets the store file's ``stat`` (None when it is missing), for the caller's own
+        checks: every ``stat`` lets other threads take the interpreter lock, and a writer
+        thread then waits for it back from a busy event loop, so one serves both."""
+        self._check(check)
 
     def after_write(self) -> None:
         """After a commit: raise if the files broke meanwhile (the commit is then not durable)."""
-        self._check()
+        self._check(None)
 
-    def _check(self) -> None:
+    def _check(self, check: Callable[[os.stat_result | None], None] | None) -> None:
         if self._broken is not None:
             raise ManifestStoreError(self._broken)
-        now = _sizes(self.path)
+        now, info = _sizes(self.path)
+        if check is not None:
+            check(info)
         if _shrank(self._seen, now):
             problem = _quick_check(self.path)
             if problem is not None:

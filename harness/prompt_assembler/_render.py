@@ -122,6 +122,21 @@ def kept_chars(unit: Unit, rendered: str) -> int:
     return len(body.removesuffix(TRUNCATION_MARKER)) - len(opening)
 
 
+_HELD = 2047
+"""hashlib lets other threads run while it hashes more than this many bytes at once; the
+event loop thread then waits for the lock to come back (a thread switch, up to milliseconds
+when worker threads are busy), which costs far more than hashing a prompt-sized text."""
+_PIECEWISE_UP_TO = 64 * 1024  # longer texts are hashed in one call, releasing the lock
+
+
 def sha256(text: str) -> str:
     """sha256 hex of ``text`` as UTF-8 (lone surrogates passed through, never raising)."""
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    data = text.encode("utf-8", "surrogatepass")
+    size = len(data)
+    if size <= _HELD or size > _PIECEWISE_UP_TO:
+        return hashlib.sha256(data).hexdigest()
+    view = memoryview(data)
+    digest = hashlib.sha256(view[:_HELD])
+    for start in range(_HELD, size, _HELD):
+        digest.update(view[start : start + _HELD])
+    return digest.hexdigest()

@@ -23,22 +23,27 @@ import re
 
 __all__ = ["simple_mapping"]
 
-_LINE = re.compile(r"(  )?([A-Za-z][A-Za-z0-9_-]*):(?: (.*))?")
-_PLAIN = re.compile(r"[A-Za-z0-9(][^#\t]*")
-_QUOTED = re.compile(r"\"([^\"\\]*)\"|'([^']*)'")
+# One line of the subset: an optional two-space indent, a key, and after ": " (spaces
+# around allowed) a double- or single-quoted string or a plain scalar, or nothing (a key
+# opening a nested mapping). What the pattern cannot say is checked after it matches.
+_LINE = re.compile(
+    r"(  )?([A-Za-z][A-Za-z0-9_-]*):"
+    r"(?: +(?:\"([^\"\\]*)\"|'([^']*)'|([A-Za-z0-9(][^#\t]*?)))? *"
+)
 
 Value = str | dict[str, str]
 
 
-def _scalar(raw: str) -> str | None:
-    text = raw.strip(" ")
-    quoted = _QUOTED.fullmatch(text)
-    if quoted is not None:
-        inner = quoted.group(1) if quoted.group(1) is not None else quoted.group(2)
-        return inner if "  " not in inner and inner == inner.strip(" ") else None
-    if _PLAIN.fullmatch(text) and ": " not in text and not text.endswith(":"):
-        return text if "  " not in text else None
-    return None
+def _value(double: str | None, single: str | None, plain: str | None) -> str | None:
+    """The scalar a matched line holds, None when it is outside the subset."""
+    if plain is not None:
+        if ": " in plain or plain.endswith(":") or "  " in plain:
+            return None
+        return plain
+    inner = double if double is not None else single
+    if inner is None or "  " in inner or inner != inner.strip(" "):
+        return None
+    return inner
 
 
 def simple_mapping(text: str) -> dict[str, Value] | None:
@@ -47,29 +52,31 @@ def simple_mapping(text: str) -> dict[str, Value] | None:
         return None
     found: dict[str, Value] = {}
     nested: dict[str, str] | None = None
+    line_match = _LINE.fullmatch
     for line in text.split("\n"):
-        if not line.strip(" "):
-            continue
-        match = _LINE.fullmatch(line.rstrip(" "))
-        if match is None or (line.startswith(" ") and match.group(1) is None):
-            return None
-        indented, key, raw = match.groups()
-        if indented:
-            if nested is None or key in nested or raw is None:
+        match = line_match(line)
+        if match is None:
+            if line.strip(" "):
                 return None
-            value = _scalar(raw)
+            continue  # a blank line
+        indented, key, double, single, plain = match.groups()
+        opens = double is None and single is None and plain is None
+        if indented:
+            if nested is None or key in nested or opens:
+                return None
+            value = _value(double, single, plain)
             if value is None:
                 return None
             nested[key] = value
             continue
         if key in found:
             return None
-        if raw is None or not raw.strip(" "):
+        if opens:
             nested = {}
             found[key] = nested
             continue
         nested = None
-        value = _scalar(raw)
+        value = _value(double, single, plain)
         if value is None:
             return None
         found[key] = value

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import threading
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -48,3 +50,22 @@ def _reference(value: int) -> str:
 @given(st.integers(min_value=0, max_value=2**128 - 1))
 def test_the_encoding_is_crockford_base32_of_the_128_bits(value: int) -> None:
     assert _encode(value) == _reference(value)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_forked_child_makes_other_ids_than_its_parent() -> None:
+    """The random part is reseeded in a forked child and the last id forgotten: a parent and
+    its child making ids in the same millisecond never agree."""
+    for _ in range(20):
+        new_manifest_id()  # the child inherits this as the last id
+        reader, writer = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: one id, then out without running the test's cleanups
+            os.write(writer, new_manifest_id().encode())
+            os._exit(0)
+        os.close(writer)
+        mine = new_manifest_id()
+        with os.fdopen(reader, "rb") as pipe:
+            theirs = pipe.read().decode()
+        os.waitpid(pid, 0)
+        assert is_manifest_id(theirs) and theirs[-16:] != mine[-16:]

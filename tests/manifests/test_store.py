@@ -145,6 +145,23 @@ async def test_a_batch_longer_than_one_statement_lands_whole_or_not_at_all(
     assert {row["manifest_id"] for row in listed} == {r.manifest_id for r in records}
 
 
+async def test_a_batch_of_rows_only_is_one_statement_that_lands_whole_or_not_at_all(
+    store_path: Path, make_record: RecordMaker
+) -> None:
+    """Once a build's texts and layers are stored, the next batch holds rows only and is
+    written as one statement without BEGIN: a taken id among them still fails all of them."""
+    prompt = build()
+    records = [make_record(prompt) for _ in range(5)]
+    with anyio.fail_after(30):
+        async with ManifestStore.open(store_path, create=True) as store:
+            await store.record(records[0])  # its texts and parts: later batches are rows only
+            with pytest.raises(ManifestStoreError):
+                await store.record(records[1], records[2], records[0])
+            assert len(await store.list(limit=100)) == 1
+            await store.record(*records[1:])
+            assert len(await store.list(limit=100)) == 5
+
+
 async def test_unknown_id_raises_manifest_not_found(store_path: Path) -> None:
     with anyio.fail_after(10):
         async with ManifestStore.open(store_path, create=True) as store:

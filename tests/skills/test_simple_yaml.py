@@ -41,3 +41,16 @@ def test_the_fast_path_agrees_with_pyyaml(text: str) -> None:
 def test_the_published_frontmatters_take_the_fast_path() -> None:
     assert simple_mapping("name: internal-comms\ndescription: A set of resources.\n")
     assert simple_mapping("description: a: b\n") is None
+
+
+def test_the_common_shapes_take_the_fast_path_with_pyyamls_result() -> None:
+    """Plain and quoted values, spaces around them, a nested mapping, blank lines."""
+    text = (
+        "name: pdf\ndescription:   Read PDFs (and forms); use it for any .pdf file.  \n\n"
+        "license: Apache-2.0\nmetadata:\n  author: 'bench'\n  version: \"1.0\"\n"
+        "allowed-tools: Bash(git:*) Read\n"
+    )
+    fast = simple_mapping(text)
+    assert fast is not None and fast == yaml.load(text, Loader=yaml.BaseLoader)
+    for outside in ("key: a  b\n", "key: 'a''b'\n", "  nested: x\n", "key:x\n", 'k: "a" b\n'):
+        assert simple_mapping(outside) is None, outside
