@@ -208,7 +208,7 @@ def check_record(record: ManifestRecord) -> None:
 
 
 def encode(records: Sequence[ManifestRecord], written: Written) -> Batch:
-    """The batch that stores ``records`` (see the module notes)."""
+    """The batch that stores ``records`` (see docs/architecture/stores.md)."""
     batch = Batch()
     for record in records:
         check_record(record)

@@ -103,7 +103,7 @@ class LayerDiff:
 
 @dataclass(frozen=True, slots=True)
 class ManifestDiff:
-    """The differences between build A and build B (see the module notes)."""
+    """The differences between build A and build B (see docs/architecture/stores.md)."""
 
     a: str
     b: str
@@ -124,7 +124,7 @@ class ManifestDiff:
         }
 
     def render(self) -> str:
-        """A readable report for a terminal (see the module notes)."""
+        """A readable report for a terminal (see docs/architecture/stores.md)."""
         return _render(self)
 
     def __str__(self) -> str:

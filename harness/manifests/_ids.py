@@ -37,7 +37,8 @@ def _encode(value: int) -> str:
 
 
 def new_manifest_id() -> str:
-    """A new id: 26 characters, later ids sort after earlier ones (see the module notes)."""
+    """A new id: 26 characters, later ids sort after earlier ones
+    (see docs/architecture/stores.md)."""
     global _last
     millis = time.time_ns() // 1_000_000
     # Not os.urandom: it lets other threads take the interpreter lock, and the event loop

@@ -58,7 +58,7 @@ def _advice(exc: BaseException, timeout: float) -> str:
 
 
 class PostgresBackend:
-    """One store in one PostgreSQL database (module notes)."""
+    """One store in one PostgreSQL database (see docs/architecture/stores.md)."""
 
     path: Path | None = None
 

@@ -313,7 +313,8 @@ _T = TypeVar("_T")
 
 
 class SqliteBackend:
-    """One store file on one connection; each call runs in a worker thread (module notes)."""
+    """One store file on one connection; each call runs in a worker thread
+    (see docs/architecture/stores.md)."""
 
     def __init__(self, connection: sqlite3.Connection, identity: Identity) -> None:
         self._connection = connection

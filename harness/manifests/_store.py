@@ -92,7 +92,8 @@ class _Opening:
 
 
 class ManifestStore(AsyncClosing):
-    """Recorded builds: ``record``, ``get``, ``list``, ``replay``, ``diff`` (module notes)."""
+    """Recorded builds: ``record``, ``get``, ``list``, ``replay``, ``diff``
+    (see docs/architecture/stores.md)."""
 
     def __init__(self, backend: Backend) -> None:
         """Use :meth:`open`; this wraps an opened and checked backend."""

@@ -41,7 +41,7 @@ _WINDOW_CHARS_PER_TOKEN = 64
 
 
 def trim_bytes(units: Sequence[Unit], max_bytes: int, bpt: int, budget: int) -> LayerResult:
-    """The byte-exact path (counts are ceil(bytes / bpt)); see the module notes."""
+    """The byte-exact path (counts are ceil(bytes / bpt)); see docs/architecture/asm.md."""
     sep_len = len(UNIT_SEPARATOR)
     marker_len = utf8_len(TRUNCATION_MARKER)
     parts: list[tuple[str, str, str]] = []
@@ -93,7 +93,7 @@ def trim_bytes(units: Sequence[Unit], max_bytes: int, bpt: int, budget: int) -> 
 
 
 def trim(units: Sequence[Unit], budget: int, tokenizer: Tokenizer) -> LayerResult:
-    """The general path: counts verified on the final text; see the module notes."""
+    """The general path: counts verified on the final text; see docs/architecture/asm.md."""
     n = len(units)
     count = tokenizer.count
     parts = [unit_parts(unit) for unit in units]

@@ -57,7 +57,7 @@ class ListenState:
 
 
 class Listener:
-    """One node's LISTEN on ``harness_agent_instructions`` (see the module notes)."""
+    """One node's LISTEN on ``harness_agent_instructions`` (see docs/architecture/stores.md)."""
 
     def __init__(
         self,

@@ -53,7 +53,7 @@ class PostgresOptionError(HarnessError, ValueError):
 
 
 class PostgresInstructionStore:
-    """The ``InstructionStore`` of a PostgreSQL database (see the module notes)."""
+    """The ``InstructionStore`` of a PostgreSQL database (see docs/architecture/stores.md)."""
 
     create_schema = staticmethod(create_schema_postgres)  # what create_schema(url) runs
 
