@@ -26,6 +26,11 @@ Rows:
   directory opened relative to its parent with ``O_NOFOLLOW`` and listed with
   ``os.scandir(fd)``), pruning the directories the harness prunes, in-process like the load:
   no ignore rules, no reads. Goal: the cold load at most 1.2x this floor.
+- The breakdown (generated tree): ``floor + reads`` (the floor also reading every file named
+  like an instruction file, as the harness must), ``walk, no reads`` (the harness's walk, its
+  prunes, ignore and deny rules and snapshot record, with a visitor that reads nothing) and
+  ``walk + reads`` (the cold walk the load runs in its worker thread). The differences
+  between successive rows are printed: what the cold load spends over the floor, and on what.
 - ``GNU find``: ``find`` with the same prunes (``.git``, the vendored names, the gitignored
   names) listing the same files.
 - ``GNU find, 6 prunes``: find with only the prunes this particular tree needs (fewer ``-name``
@@ -68,7 +73,11 @@ import anyio
 from listing import by_descriptor
 
 from harness.instruction_files import InstructionFiles, InstructionFilesSettings
+from harness.instruction_files.discovery._incremental import walk as cold_walk
+from harness.instruction_files.discovery.formats import formats_for
 from harness.runtime import Supervisor
+from harness.workspace import DirectoryWalk, Here, default_threads
+from harness.workspace.deny import DenyRules
 
 GITIGNORED = ("dist", "coverage")  # root .gitignore: "dist/", "coverage/", "*.log", "/tmp/"
 NESTED_IGNORED = "generated"  # a nested .gitignore in some packages: "generated/"
@@ -249,6 +258,34 @@ def edits(root: Path, paths: set[str], *, write: bool) -> dict[str, Edit]:
     return rows
 
 
+class _NoReads:
+    """A visitor that reads nothing: the walk alone (listing, prunes, ignore and deny rules,
+    the snapshot's record), for the breakdown."""
+
+    def files(self, walk: DirectoryWalk, here: Here, named: dict[str, os.DirEntry[str]]) -> None:
+        pass
+
+
+def walk_only(root: str, settings: InstructionFilesSettings) -> None:
+    """The cold load's walk with a visitor that reads nothing (see ``_NoReads``)."""
+    candidates = frozenset().union(*(fmt.candidates() for fmt in formats_for(settings)))
+    walk = DirectoryWalk(
+        root,
+        _NoReads(),
+        prune=settings.vendored,
+        special=candidates,
+        deny=DenyRules(settings.deny_read),
+        record=True,
+    )
+    walk.run(settings.walk_threads or default_threads())
+
+
+BREAKDOWN = ("floor + reads", "walk, no reads", "walk + reads")
+"""The rows between the floor and the cold load: the floor reading the files the harness
+finds; the harness's walk reading nothing; that walk reading them (the whole cold load less
+the worker-thread hop, the hints and the cache)."""
+
+
 async def measure(
     root: Path,
     settings: InstructionFilesSettings,
@@ -273,7 +310,8 @@ async def measure(
             on_chain = [p for p in sorted(paths) if (posixpath.dirname(p) or ".") in found.chain]
             if sorted(source.path for source in found) != on_chain or len(found.chain) < 3:
                 raise AssertionError(f"scoped load != the full walk on its chain: {found.chain}")
-        rows = (cold_row, floor, *scoped_rows, *reloads, *peers)
+        breakdown = BREAKDOWN if write else ()  # the generated tree only
+        rows = (cold_row, floor, *breakdown, *scoped_rows, *reloads, *peers)
         samples: dict[str, list[float]] = {name: [] for name in rows}
         for command in peers.values():  # warm-up: page cache and binaries
             await anyio.to_thread.run_sync(timed_run, command)
@@ -290,6 +328,16 @@ async def measure(
                 elif name == floor:
                     start = time.perf_counter()
                     await anyio.to_thread.run_sync(by_descriptor, str(root), False, pruned)
+                elif name == "floor + reads":
+                    names = frozenset(settings.names)
+                    start = time.perf_counter()
+                    await anyio.to_thread.run_sync(by_descriptor, str(root), False, pruned, names)
+                elif name == "walk, no reads":
+                    start = time.perf_counter()
+                    await anyio.to_thread.run_sync(walk_only, str(root), settings)
+                elif name == "walk + reads":
+                    start = time.perf_counter()
+                    await anyio.to_thread.run_sync(cold_walk, str(root), settings)
                 elif name in reloads:
                     await files.load(root, agent="bench")  # a snapshot to reload from
                     path = reloads[name]()
@@ -412,6 +460,8 @@ def report(
     print(
         f"\ncold / scandir(fd) floor = {cold / medians['scandir(fd) floor']:.2f}  (target <= 1.2)"
     )
+    if "walk + reads" in medians:
+        breakdown(medians)
     print(f"cold / find = {cold / find_time:.2f}  (target <= 0.75)")
     if "GNU find, 6 prunes" in medians:
         minimal = medians["GNU find, 6 prunes"]
@@ -436,6 +486,22 @@ def report(
         if fd_time:
             print(f"fdfind (whole tree) / scoped cold = {fd_time / scoped:,.0f}")
     return 0
+
+
+def breakdown(medians: dict[str, float]) -> None:
+    """What the cold load's time over the floor consists of, row by row."""
+    floor, cold = medians["scandir(fd) floor"], medians["harness cold load"]
+    reads, walk, read = (medians[name] for name in BREAKDOWN)
+    print(f"cold / (floor + reads) = {cold / reads:.2f}  (the floor reading the same files)")
+    print(f"  the cold load over the floor: {(cold - floor) * 1000:.1f} ms, of which")
+    parts = (
+        ("walk, no reads - floor", walk - floor, "prunes, ignore and deny rules, paths, record"),
+        ("walk + reads - walk", read - walk, "reading, decoding, pinning the files found"),
+        ("  of it, the reads alone", reads - floor, "floor + reads - floor: the system calls"),
+        ("cold load - walk + reads", cold - read, "worker thread, hints, cache, snapshot"),
+    )
+    for label, seconds, what in parts:
+        print(f"    {label:<26} {seconds * 1000:8.1f} ms  ({what})")
 
 
 if __name__ == "__main__":
