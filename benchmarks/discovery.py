@@ -53,6 +53,7 @@ may list more files: the counts are printed instead, and the comparison is of th
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import posixpath
 import random
@@ -258,6 +259,20 @@ def edits(root: Path, paths: set[str], *, write: bool) -> dict[str, Edit]:
     return rows
 
 
+GC_PAUSES: list[float] = []  # the garbage collector's pauses during the row being timed
+_gc_started = [0.0]
+
+
+def _gc_pause(phase: str, info: dict[str, int]) -> None:
+    if phase == "start":
+        _gc_started[0] = time.perf_counter()
+    else:
+        GC_PAUSES.append(time.perf_counter() - _gc_started[0])
+
+
+gc.callbacks.append(_gc_pause)
+
+
 class _NoReads:
     """A visitor that reads nothing: the walk alone (listing, prunes, ignore and deny rules,
     the snapshot's record), for the breakdown."""
@@ -313,12 +328,16 @@ async def measure(
         breakdown = BREAKDOWN if write else ()  # the generated tree only
         rows = (cold_row, floor, *breakdown, *scoped_rows, *reloads, *peers)
         samples: dict[str, list[float]] = {name: [] for name in rows}
+        collecting: dict[str, list[float]] = {
+            name: [] for name in rows
+        }  # seconds of garbage collection, per run
         for command in peers.values():  # warm-up: page cache and binaries
             await anyio.to_thread.run_sync(timed_run, command)
         for round_number in range(repeat):
             order = list(rows)
             shift = round_number % len(order)
             for name in order[shift:] + order[:shift]:
+                GC_PAUSES.clear()
                 if name in (cold_row, scoped):
                     files.invalidate()
                     start = time.perf_counter()
@@ -348,6 +367,7 @@ async def measure(
                     samples[name].append(await anyio.to_thread.run_sync(timed_run, peers[name]))
                     continue
                 samples[name].append(time.perf_counter() - start)
+                collecting[name].append(sum(GC_PAUSES))
         files.invalidate()
         if {source.path for source in await files.load(root, agent="bench")} != paths:
             raise AssertionError("the reloads changed which files are found")
@@ -360,6 +380,9 @@ async def measure(
                 raise AssertionError("a warm load did not come from the cache")
         warm = (time.perf_counter() - start) / warm_repeat
     medians = {name: statistics.median(values) for name, values in samples.items()}
+    for name in (cold_row, "walk + reads"):
+        if collecting.get(name):
+            medians[f"gc in {name}"] = statistics.median(collecting[name])
     medians["harness warm load"] = warm
     return medians, paths
 
@@ -448,7 +471,7 @@ def report(
     print(f"\n{len(paths)} instruction files found by the harness")
     print(f"median of {repeat} interleaved runs (warm: mean of 20,000 loads)\n")
     print(f"{'what':<20} {'time ms':>10} {'vs find':>9} {'vs fd':>9} {'vs cold':>9}")
-    rows = [name for name in medians if name != "harness warm load"]
+    rows = [name for name in medians if name != "harness warm load" and "gc in" not in name]
     rows.insert(1, "harness warm load")
     for name in rows:
         seconds = medians[name]
@@ -502,6 +525,9 @@ def breakdown(medians: dict[str, float]) -> None:
     )
     for label, seconds, what in parts:
         print(f"    {label:<26} {seconds * 1000:8.1f} ms  ({what})")
+    for name in ("harness cold load", "walk + reads"):
+        pause = medians.get(f"gc in {name}", 0.0)
+        print(f"  garbage collection in {name}: {pause * 1000:.1f} ms (median per run)")
 
 
 if __name__ == "__main__":
