@@ -61,6 +61,7 @@ from harness.workspace.deny import DenyRules
 __all__ = ["DirectoryWalk", "Guide", "Here", "Visitor", "WalkCancelled"]
 
 _DIRECTORIES = PinBudget()  # directory descriptors all walks may keep open for their children
+_RESERVE = 8  # taken from it at a time: about a tree's depth, so a walk takes it a few times
 
 
 class WalkCancelled(HarnessError):
@@ -164,6 +165,7 @@ class DirectoryWalk:
         self.guided = guide.directories if guide is not None else None
         self._lock = threading.Lock()
         self._open: set[_Parent] = set()  # parents holding a descriptor
+        self._spare = 0  # descriptors taken from the process-wide budget, not yet held
 
     def warn(self, rel: str, reason: str) -> None:
         self.warnings.append((rel, reason))
@@ -303,10 +305,16 @@ class DirectoryWalk:
         return open_beneath(self.root_fd, rel)
 
     def _hold(self, fd: int, rel: str, pending: int) -> _Parent:
-        if not _DIRECTORIES.take():
-            return _Parent(None, rel, pending)
-        held = _Parent(fd, rel, pending)
+        """``fd`` kept open for its ``pending`` subdirectories, within the process-wide
+        budget; taken ``_RESERVE`` descriptors at a time (``run`` gives back what is left),
+        so most holds and closes take this walk's lock alone."""
         with self._lock:
+            if not self._spare:
+                self._spare = _DIRECTORIES.take_up_to(_RESERVE)
+                if not self._spare:
+                    return _Parent(None, rel, pending)
+            self._spare -= 1
+            held = _Parent(fd, rel, pending)
             self._open.add(held)
         return held
 
@@ -315,9 +323,10 @@ class DirectoryWalk:
         with self._lock:
             fd, parent.fd = parent.fd, None
             self._open.discard(parent)
+            if fd is not None:
+                self._spare += 1
         if fd is not None:
             os.close(fd)
-            _DIRECTORIES.give_back(1)
 
     def _named(
         self,
@@ -391,9 +400,10 @@ class DirectoryWalk:
                 for held in self._open:
                     held.fd = None
                 self._open.clear()
+                spare, self._spare = self._spare, 0
             for fd in left:
                 os.close(fd)
-            _DIRECTORIES.give_back(len(left))
+            _DIRECTORIES.give_back(len(left) + spare)
             os.close(self.root_fd)
             self.root_fd = -1
 
