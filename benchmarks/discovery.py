@@ -39,7 +39,7 @@ Rows:
 - ``fdfind``: fd honouring the same ``.gitignore`` files, with the vendored names excluded
   (shown when installed; Debian package ``fd-find``).
 - ``harness scoped cold``: ``load(..., targets=[one file in the deepest source directory])``
-  with an empty cache: the chain from the root to that directory only (CONTRACT section 8),
+  with an empty cache: the chain from the root to that directory only,
   checked to equal the full walk's files on that chain. Compared with the full cold load
   (goal: at least 100x faster) and with ``fdfind`` listing the whole tree.
 
