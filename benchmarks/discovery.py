@@ -26,6 +26,11 @@ Rows:
   directory opened relative to its parent with ``O_NOFOLLOW`` and listed with
   ``os.scandir(fd)``), pruning the directories the harness prunes, in-process like the load:
   no ignore rules, no reads. Goal: the cold load at most 1.2x this floor.
+- The breakdown (generated tree): ``floor + reads`` (the floor also reading every file named
+  like an instruction file, as the harness must), ``walk, no reads`` (the harness's walk, its
+  prunes, ignore and deny rules and snapshot record, with a visitor that reads nothing) and
+  ``walk + reads`` (the cold walk the load runs in its worker thread). The differences
+  between successive rows are printed: what the cold load spends over the floor, and on what.
 - ``GNU find``: ``find`` with the same prunes (``.git``, the vendored names, the gitignored
   names) listing the same files.
 - ``GNU find, 6 prunes``: find with only the prunes this particular tree needs (fewer ``-name``
@@ -34,7 +39,7 @@ Rows:
 - ``fdfind``: fd honouring the same ``.gitignore`` files, with the vendored names excluded
   (shown when installed; Debian package ``fd-find``).
 - ``harness scoped cold``: ``load(..., targets=[one file in the deepest source directory])``
-  with an empty cache: the chain from the root to that directory only (CONTRACT section 8),
+  with an empty cache: the chain from the root to that directory only,
   checked to equal the full walk's files on that chain. Compared with the full cold load
   (goal: at least 100x faster) and with ``fdfind`` listing the whole tree.
 
@@ -48,6 +53,7 @@ may list more files: the counts are printed instead, and the comparison is of th
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import posixpath
 import random
@@ -68,7 +74,11 @@ import anyio
 from listing import by_descriptor
 
 from harness.instruction_files import InstructionFiles, InstructionFilesSettings
+from harness.instruction_files.discovery._incremental import walk as cold_walk
+from harness.instruction_files.discovery.formats import formats_for
 from harness.runtime import Supervisor
+from harness.workspace import DirectoryWalk, Here, default_threads
+from harness.workspace.deny import DenyRules
 
 GITIGNORED = ("dist", "coverage")  # root .gitignore: "dist/", "coverage/", "*.log", "/tmp/"
 NESTED_IGNORED = "generated"  # a nested .gitignore in some packages: "generated/"
@@ -249,6 +259,48 @@ def edits(root: Path, paths: set[str], *, write: bool) -> dict[str, Edit]:
     return rows
 
 
+GC_PAUSES: list[float] = []  # the garbage collector's pauses during the row being timed
+_gc_started = [0.0]
+
+
+def _gc_pause(phase: str, info: dict[str, int]) -> None:
+    if phase == "start":
+        _gc_started[0] = time.perf_counter()
+    else:
+        GC_PAUSES.append(time.perf_counter() - _gc_started[0])
+
+
+gc.callbacks.append(_gc_pause)
+
+
+class _NoReads:
+    """A visitor that reads nothing: the walk alone (listing, prunes, ignore and deny rules,
+    the snapshot's record), for the breakdown."""
+
+    def files(self, walk: DirectoryWalk, here: Here, named: dict[str, os.DirEntry[str]]) -> None:
+        pass
+
+
+def walk_only(root: str, settings: InstructionFilesSettings) -> None:
+    """The cold load's walk with a visitor that reads nothing (see ``_NoReads``)."""
+    candidates = frozenset().union(*(fmt.candidates() for fmt in formats_for(settings)))
+    walk = DirectoryWalk(
+        root,
+        _NoReads(),
+        prune=settings.vendored,
+        special=candidates,
+        deny=DenyRules(settings.deny_read),
+        record=True,
+    )
+    walk.run(settings.walk_threads or default_threads())
+
+
+BREAKDOWN = ("floor + reads", "walk, no reads", "walk + reads")
+"""The rows between the floor and the cold load: the floor reading the files the harness
+finds; the harness's walk reading nothing; that walk reading them (the whole cold load less
+the worker-thread hop, the hints and the cache)."""
+
+
 async def measure(
     root: Path,
     settings: InstructionFilesSettings,
@@ -273,14 +325,19 @@ async def measure(
             on_chain = [p for p in sorted(paths) if (posixpath.dirname(p) or ".") in found.chain]
             if sorted(source.path for source in found) != on_chain or len(found.chain) < 3:
                 raise AssertionError(f"scoped load != the full walk on its chain: {found.chain}")
-        rows = (cold_row, floor, *scoped_rows, *reloads, *peers)
+        breakdown = BREAKDOWN if write else ()  # the generated tree only
+        rows = (cold_row, floor, *breakdown, *scoped_rows, *reloads, *peers)
         samples: dict[str, list[float]] = {name: [] for name in rows}
+        collecting: dict[str, list[float]] = {
+            name: [] for name in rows
+        }  # seconds of garbage collection, per run
         for command in peers.values():  # warm-up: page cache and binaries
             await anyio.to_thread.run_sync(timed_run, command)
         for round_number in range(repeat):
             order = list(rows)
             shift = round_number % len(order)
             for name in order[shift:] + order[:shift]:
+                GC_PAUSES.clear()
                 if name in (cold_row, scoped):
                     files.invalidate()
                     start = time.perf_counter()
@@ -290,6 +347,16 @@ async def measure(
                 elif name == floor:
                     start = time.perf_counter()
                     await anyio.to_thread.run_sync(by_descriptor, str(root), False, pruned)
+                elif name == "floor + reads":
+                    names = frozenset(settings.names)
+                    start = time.perf_counter()
+                    await anyio.to_thread.run_sync(by_descriptor, str(root), False, pruned, names)
+                elif name == "walk, no reads":
+                    start = time.perf_counter()
+                    await anyio.to_thread.run_sync(walk_only, str(root), settings)
+                elif name == "walk + reads":
+                    start = time.perf_counter()
+                    await anyio.to_thread.run_sync(cold_walk, str(root), settings)
                 elif name in reloads:
                     await files.load(root, agent="bench")  # a snapshot to reload from
                     path = reloads[name]()
@@ -300,6 +367,7 @@ async def measure(
                     samples[name].append(await anyio.to_thread.run_sync(timed_run, peers[name]))
                     continue
                 samples[name].append(time.perf_counter() - start)
+                collecting[name].append(sum(GC_PAUSES))
         files.invalidate()
         if {source.path for source in await files.load(root, agent="bench")} != paths:
             raise AssertionError("the reloads changed which files are found")
@@ -312,6 +380,9 @@ async def measure(
                 raise AssertionError("a warm load did not come from the cache")
         warm = (time.perf_counter() - start) / warm_repeat
     medians = {name: statistics.median(values) for name, values in samples.items()}
+    for name in (cold_row, "walk + reads"):
+        if collecting.get(name):
+            medians[f"gc in {name}"] = statistics.median(collecting[name])
     medians["harness warm load"] = warm
     return medians, paths
 
@@ -400,7 +471,7 @@ def report(
     print(f"\n{len(paths)} instruction files found by the harness")
     print(f"median of {repeat} interleaved runs (warm: mean of 20,000 loads)\n")
     print(f"{'what':<20} {'time ms':>10} {'vs find':>9} {'vs fd':>9} {'vs cold':>9}")
-    rows = [name for name in medians if name != "harness warm load"]
+    rows = [name for name in medians if name != "harness warm load" and "gc in" not in name]
     rows.insert(1, "harness warm load")
     for name in rows:
         seconds = medians[name]
@@ -412,6 +483,8 @@ def report(
     print(
         f"\ncold / scandir(fd) floor = {cold / medians['scandir(fd) floor']:.2f}  (target <= 1.2)"
     )
+    if "walk + reads" in medians:
+        breakdown(medians)
     print(f"cold / find = {cold / find_time:.2f}  (target <= 0.75)")
     if "GNU find, 6 prunes" in medians:
         minimal = medians["GNU find, 6 prunes"]
@@ -436,6 +509,25 @@ def report(
         if fd_time:
             print(f"fdfind (whole tree) / scoped cold = {fd_time / scoped:,.0f}")
     return 0
+
+
+def breakdown(medians: dict[str, float]) -> None:
+    """What the cold load's time over the floor consists of, row by row."""
+    floor, cold = medians["scandir(fd) floor"], medians["harness cold load"]
+    reads, walk, read = (medians[name] for name in BREAKDOWN)
+    print(f"cold / (floor + reads) = {cold / reads:.2f}  (the floor reading the same files)")
+    print(f"  the cold load over the floor: {(cold - floor) * 1000:.1f} ms, of which")
+    parts = (
+        ("walk, no reads - floor", walk - floor, "prunes, ignore and deny rules, paths, record"),
+        ("walk + reads - walk", read - walk, "reading, decoding, pinning the files found"),
+        ("  of it, the reads alone", reads - floor, "floor + reads - floor: the system calls"),
+        ("cold load - walk + reads", cold - read, "worker thread, hints, cache, snapshot"),
+    )
+    for label, seconds, what in parts:
+        print(f"    {label:<26} {seconds * 1000:8.1f} ms  ({what})")
+    for name in ("harness cold load", "walk + reads"):
+        pause = medians.get(f"gc in {name}", 0.0)
+        print(f"  garbage collection in {name}: {pause * 1000:.1f} ms (median per run)")
 
 
 if __name__ == "__main__":

@@ -40,9 +40,16 @@ def generate(root: Path, width: int) -> None:
                     (folder / name).touch()
 
 
-def by_descriptor(root: str, proc: bool, prune: frozenset[str] = frozenset({".git"})) -> int:
+def by_descriptor(
+    root: str,
+    proc: bool,
+    prune: frozenset[str] = frozenset({".git"}),
+    read: frozenset[str] = frozenset(),
+) -> int:
     """Walk ``root`` through descriptors, never entering a ``prune`` name; directories
-    listed. (``benchmarks/discovery.py`` times it as the floor of a cold load.)"""
+    listed. (``benchmarks/discovery.py`` times it as the floor of a cold load.) ``read``:
+    names of files to read too (opened relative to their directory, read whole, closed), for
+    the floor of a load that reads what it finds."""
     stack: list[tuple[int | None, str]] = [(None, root)]
     held: list[int] = []
     count = 0
@@ -52,7 +59,15 @@ def by_descriptor(root: str, proc: bool, prune: frozenset[str] = frozenset({".gi
             fd = os.open(name, FLAGS) if parent is None else os.open(name, FLAGS, dir_fd=parent)
             count += 1
             with os.scandir(f"/proc/self/fd/{fd}" if proc else fd) as entries:
-                subdirs = [e.name for e in entries if e.is_dir(follow_symlinks=False)]
+                if read:
+                    subdirs = []
+                    for entry in entries:
+                        if entry.is_dir(follow_symlinks=False):
+                            subdirs.append(entry.name)
+                        elif entry.name in read:
+                            _read(entry.name, fd)
+                else:
+                    subdirs = [e.name for e in entries if e.is_dir(follow_symlinks=False)]
             subdirs = [name for name in subdirs if name not in prune]
             if subdirs:
                 held.append(fd)
@@ -63,6 +78,16 @@ def by_descriptor(root: str, proc: bool, prune: frozenset[str] = frozenset({".gi
         for fd in held:
             os.close(fd)
     return count
+
+
+def _read(name: str, dir_fd: int) -> None:
+    fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
+    try:
+        os.fstat(fd)
+        while os.read(fd, 65536):
+            pass
+    finally:
+        os.close(fd)
 
 
 def by_path(root: str) -> int:

@@ -29,7 +29,9 @@ The parts, one concept each:
 - ``gitignore``: loading ``.gitignore`` files as git reads them (the matcher is separate).
 - ``identity``: when two reads are "the same file" (``Pins``).
 - ``walk``: ``DirectoryWalk``, the directory walk through descriptors (a ``Visitor`` says
-  what to do with the names it looks for; ``harness.instruction_files.discovery`` has one).
+  what to do with the names it looks for; ``harness.instruction_files.discovery`` has one);
+  ``walk_entries``: what it does with denied entries, ``.gitignore`` files and ignored
+  directories holding tracked files; ``walk_pool``: the threads sharing its directories.
 
 To add a new reader of workspace files, build it from these parts; do not open workspace
 paths by string.
@@ -77,8 +79,8 @@ from harness.workspace._walk import (
     Here,
     Visitor,
     WalkCancelled,
-    default_threads,
 )
+from harness.workspace._walk_pool import default_threads
 
 __all__ = [
     "DEFAULT_VENDORED",

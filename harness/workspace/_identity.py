@@ -76,6 +76,15 @@ class PinBudget:
             self._free -= 1
             return True
 
+    def take_up_to(self, count: int) -> int:
+        """Take at most ``count`` descriptors; how many were taken (0: none is free)."""
+        with self._lock:
+            if self._free is None:
+                self._free = pin_capacity()
+            taken = max(0, min(count, self._free))
+            self._free -= taken
+            return taken
+
     def give_back(self, count: int) -> None:
         if count:
             with self._lock:

@@ -322,20 +322,25 @@ class IgnoreChain:
         return None
 
     def kept_dirs(self, prefix: str, names: list[str]) -> list[str]:
-        """The directory ``names`` (children of ``prefix``) that are not ignored."""
+        """The directory ``names`` (children of ``prefix``) that are not ignored (``names``
+        itself when none is: the walk asks this for every directory it lists)."""
         if self.only_tracked:
             return [name for name in names if not self.ignored(prefix + name, name, True)]
-        if self._only_names_at(prefix.count("/") + 1):
-            memo = self._dir_memo
-            kept = []
-            for name in names:
-                found = memo.get(name)
-                if found is None:
-                    found = memo[name] = self._decide(prefix + name, name, True)
-                if not found:
-                    kept.append(name)
-            return kept
-        return [name for name in names if not self._decide(prefix + name, name, True)]
+        components = prefix.count("/") + 1
+        names_only = self._name_only.get(components)
+        if names_only is None:
+            names_only = self._only_names_at(components)
+        if not names_only:
+            return [name for name in names if not self._decide(prefix + name, name, True)]
+        memo = self._dir_memo
+        ignored = False
+        for name in names:
+            found = memo.get(name)
+            if found is None:
+                found = memo[name] = self._decide(prefix + name, name, True)
+            if found:
+                ignored = True
+        return [name for name in names if not memo[name]] if ignored else names
 
     def tracked_dirs(self, prefix: str, names: list[str]) -> list[str]:
         """Of the ignored directory ``names`` (children of ``prefix``), those holding tracked

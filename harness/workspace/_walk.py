@@ -49,17 +49,19 @@ from typing import Literal, NamedTuple, Protocol
 
 from harness.errors import HarnessError
 from harness.workspace._git_index import LazyTracked
-from harness.workspace._gitignore import GITIGNORE, load_gitignore
+from harness.workspace._gitignore import GITIGNORE
 from harness.workspace._identity import PinBudget
-from harness.workspace._ignore import IgnoreChain, IgnoreFile, WorkspaceRules, workspace_rules
+from harness.workspace._ignore import IgnoreChain, WorkspaceRules, workspace_rules
 from harness.workspace._paths import PATH_MAX, name_length, open_beneath, too_long
 from harness.workspace._reading import DIR_FLAGS, reason
+from harness.workspace._walk_entries import apply_gitignore, tracked_dirs, undenied
+from harness.workspace._walk_pool import WalkPool
 from harness.workspace.deny import DenyRules
 
-__all__ = ["DirectoryWalk", "Guide", "Here", "Visitor", "WalkCancelled", "default_threads"]
+__all__ = ["DirectoryWalk", "Guide", "Here", "Visitor", "WalkCancelled"]
 
-_BATCH = 32  # directories a walk thread scans before sharing the rest of its subtree
 _DIRECTORIES = PinBudget()  # directory descriptors all walks may keep open for their children
+_RESERVE = 8  # taken from it at a time: about a tree's depth, so a walk takes it a few times
 
 
 class WalkCancelled(HarnessError):
@@ -163,6 +165,7 @@ class DirectoryWalk:
         self.guided = guide.directories if guide is not None else None
         self._lock = threading.Lock()
         self._open: set[_Parent] = set()  # parents holding a descriptor
+        self._spare = 0  # descriptors taken from the process-wide budget, not yet held
 
     def warn(self, rel: str, reason: str) -> None:
         self.warnings.append((rel, reason))
@@ -235,7 +238,7 @@ class DirectoryWalk:
                 if deny is not None and (
                     named is not None or (subdirs and deny.may_deny_dirs(subdirs))
                 ):
-                    named = self._undenied(deny, rel, named, subdirs)
+                    named = undenied(self.warn, deny, rel, named, subdirs)
                 if named is not None:
                     chain = self._named(fd, rel, depth, length, chain, named, subdirs)
                     if only is not None:  # a named entry that is a directory was added
@@ -245,7 +248,7 @@ class DirectoryWalk:
                 if subdirs and chain is not None:
                     kept_dirs = chain.kept_dirs(prefix, subdirs)
                     if len(kept_dirs) < len(subdirs) and chain.tracked is not None:
-                        entered = self._tracked_dirs(chain, prefix, subdirs, kept_dirs)
+                        entered = tracked_dirs(chain, prefix, subdirs, kept_dirs)
                     subdirs = kept_dirs
                 if listed is not None:
                     if entered:
@@ -276,45 +279,6 @@ class DirectoryWalk:
                 if not kept:
                     os.close(fd)
 
-    def _undenied(
-        self,
-        deny: DenyRules,
-        rel: str,
-        named: dict[str, os.DirEntry[str]] | None,
-        subdirs: list[str],
-    ) -> dict[str, os.DirEntry[str]] | None:
-        """``named`` and ``subdirs`` (in place) without what ``deny_read`` denies, warned."""
-        prefix = rel + "/" if rel else ""
-        if deny.may_deny_dirs(subdirs):
-            kept = [name for name in subdirs if self._allowed(deny, prefix + name, True)]
-            if len(kept) != len(subdirs):
-                subdirs[:] = kept
-        if named is None:
-            return None
-        allowed = {
-            name: entry
-            for name, entry in named.items()
-            if self._allowed(deny, prefix + name, entry.is_dir(follow_symlinks=False))
-        }
-        return allowed or None
-
-    def _allowed(self, deny: DenyRules, rel: str, is_dir: bool) -> bool:
-        pattern = deny.entry(rel, is_dir)
-        if pattern is None:
-            return True
-        self.warn(
-            rel, f"not read: it matches the deny_read pattern {pattern!r} (setting deny_read)"
-        )
-        return False
-
-    @staticmethod
-    def _tracked_dirs(
-        chain: IgnoreChain, prefix: str, subdirs: list[str], kept: list[str]
-    ) -> list[str]:
-        """The ignored ``subdirs`` holding tracked files (git reads those files)."""
-        keep = set(kept)
-        return chain.tracked_dirs(prefix, [name for name in subdirs if name not in keep])
-
     def _record_entered(
         self, rel: str, chain: IgnoreChain, subdirs: list[str], entered: list[str]
     ) -> tuple[list[str], list[str]]:
@@ -341,10 +305,16 @@ class DirectoryWalk:
         return open_beneath(self.root_fd, rel)
 
     def _hold(self, fd: int, rel: str, pending: int) -> _Parent:
-        if not _DIRECTORIES.take():
-            return _Parent(None, rel, pending)
-        held = _Parent(fd, rel, pending)
+        """``fd`` kept open for its ``pending`` subdirectories, within the process-wide
+        budget; taken ``_RESERVE`` descriptors at a time (``run`` gives back what is left),
+        so most holds and closes take this walk's lock alone."""
         with self._lock:
+            if not self._spare:
+                self._spare = _DIRECTORIES.take_up_to(_RESERVE)
+                if not self._spare:
+                    return _Parent(None, rel, pending)
+            self._spare -= 1
+            held = _Parent(fd, rel, pending)
             self._open.add(held)
         return held
 
@@ -353,9 +323,10 @@ class DirectoryWalk:
         with self._lock:
             fd, parent.fd = parent.fd, None
             self._open.discard(parent)
+            if fd is not None:
+                self._spare += 1
         if fd is not None:
             os.close(fd)
-            _DIRECTORIES.give_back(1)
 
     def _named(
         self,
@@ -392,28 +363,8 @@ class DirectoryWalk:
         self, fd: int, entry: os.DirEntry[str], rel: str, chain: IgnoreChain | None
     ) -> IgnoreChain | Literal[False] | None:
         """The chain with this ``.gitignore`` applied, or False (warned) when it exists but
-        cannot be read or is over the cap."""
-        shown = f"{rel}/{GITIGNORE}" if rel else GITIGNORE
-        try:
-            if not entry.is_file(follow_symlinks=False):
-                if entry.is_symlink():  # git does not follow a symlinked .gitignore either
-                    self.warn(shown, "not applied: a symlink (git does not follow it)")
-                return chain
-        except OSError as exc:
-            rules: object = f"cannot be examined ({reason(exc)})"
-            problems: list[str] = []
-        else:
-            rules, problems = load_gitignore(rel, dir_fd=fd)
-        if isinstance(rules, str):
-            unknown = f"nothing in {rel or '.'!r} is read, since what it ignores is unknown"
-            self.warn(shown, f"{rules}: {unknown}")
-            return False
-        for problem in problems:
-            self.warn(shown, f"{problem}; the line is ignored, as git does")
-        if rules is None:
-            return chain
-        assert isinstance(rules, IgnoreFile)
-        return IgnoreChain((rules,)) if chain is None else chain.extended(rules)
+        cannot be read or is over the cap (``harness.workspace._walk_entries``)."""
+        return apply_gitignore(self.warn, fd, entry, rel, chain)
 
     # -- the whole tree --------------------------------------------------------------------
 
@@ -441,7 +392,7 @@ class DirectoryWalk:
             if threads <= 1:
                 self.drain(stack, sys.maxsize)
             else:
-                _Pool(self, stack, threads).run()
+                WalkPool(self.drain, stack, threads).run()
             self._index_problem()
         finally:
             with self._lock:  # cancelled or failed: parents still queued hold descriptors
@@ -449,9 +400,10 @@ class DirectoryWalk:
                 for held in self._open:
                     held.fd = None
                 self._open.clear()
+                spare, self._spare = self._spare, 0
             for fd in left:
                 os.close(fd)
-            _DIRECTORIES.give_back(len(left))
+            _DIRECTORIES.give_back(len(left) + spare)
             os.close(self.root_fd)
             self.root_fd = -1
 
@@ -461,88 +413,3 @@ class DirectoryWalk:
         problem = tracked.take_problem() if isinstance(tracked, LazyTracked) else None
         if problem is not None:
             self.warn(".git/index", f"{problem}: no file counts as tracked")
-
-
-class _Pool:
-    """Threads sharing one stack of directories until every directory is done.
-
-    A worker takes one directory, drains up to ``_BATCH`` directories of its subtree on a
-    private stack (no lock per directory), then hands what is left back to the shared stack.
-    ``outstanding`` counts directories not yet scanned (shared or held by a worker); the walk
-    ends when it reaches zero. ``list.pop``/``list.extend`` are atomic under the GIL; the
-    condition guards only the counter and the idle hand-off.
-    """
-
-    def __init__(self, walk: DirectoryWalk, stack: list[_Job], threads: int) -> None:
-        self.walk = walk
-        self.stack = stack
-        self.threads = threads
-        self.outstanding = len(stack)
-        self.idle = 0
-        self.failed: BaseException | None = None
-        self.cond = threading.Condition()
-
-    def run(self) -> None:
-        helpers = [
-            threading.Thread(target=self.work, name=f"harness-discovery-{n}", daemon=True)
-            for n in range(self.threads - 1)
-        ]
-        for helper in helpers:
-            helper.start()
-        self.work()
-        for helper in helpers:
-            helper.join()
-        if self.failed is not None:
-            raise self.failed
-
-    def work(self) -> None:
-        stack = self.stack
-        cond = self.cond
-        drain = self.walk.drain
-        while True:
-            if self.failed is not None:  # another thread failed: the walk's result is moot
-                return
-            try:
-                job = stack.pop()
-            except IndexError:
-                with cond:
-                    while not stack and self.outstanding and self.failed is None:
-                        self.idle += 1
-                        cond.wait()
-                        self.idle -= 1
-                    if not self.outstanding or self.failed is not None:
-                        cond.notify_all()
-                        return
-                continue
-            found = [job]
-            try:
-                drain(found, _BATCH)
-            except BaseException as exc:
-                with cond:
-                    if self.failed is None:
-                        self.failed = exc
-                    cond.notify_all()
-                return
-            with cond:
-                stack.extend(found)
-                self.outstanding += len(found) - 1
-                if self.idle:
-                    if not self.outstanding:
-                        cond.notify_all()
-                    elif found:
-                        cond.notify(len(found))
-
-
-def default_threads() -> int:
-    """One thread on a machine with two CPUs or fewer, else four.
-
-    Listings release the GIL, but handing it back and forth costs a wake-up per system call;
-    on a 2-CPU machine that costs more than the overlap gains (measured: 1 thread 266 ms,
-    2 threads 283 ms on the 20,000-directory benchmark tree), so threads are used only where
-    there are CPUs to spare (and they pay most where listings wait on a cold disk).
-    """
-    try:
-        cpus = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        cpus = os.cpu_count() or 1
-    return 1 if cpus <= 2 else 4

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from harness.workspace._git_index import load_tracked
-from harness.workspace._ignore import IgnoreFile, parse_lines, workspace_rules
+from harness.workspace._ignore import IgnoreChain, IgnoreFile, parse_lines, workspace_rules
 from tests.workspace.ignore_cases import GIT, git, git_view, our_view
 
 needs_git = pytest.mark.skipif(GIT is None, reason="git is not installed")
@@ -201,3 +201,17 @@ def test_the_index_is_read_when_a_rule_ignores_something_and_its_problem_warned(
     assert read and seen == []
     assert [path for path, _ in warnings] == [".git/index"]
     assert "no file counts as tracked" in warnings[0][1]
+
+
+def test_kept_dirs_hands_back_the_list_itself_when_nothing_is_ignored() -> None:
+    """The walk asks this for every directory it lists: no copy when every name is kept,
+    and the memoised answers stay right for names seen kept first and ignored later."""
+    root, _ = IgnoreFile.parse("", b"dist/\n/tmp/\n")
+    nested, _ = IgnoreFile.parse("pkg", b"generated/\n")
+    chain = IgnoreChain((root,)).extended(nested)
+    names = ["src", "lib"]
+    assert chain.kept_dirs("pkg/a/", names) is names
+    assert chain.kept_dirs("pkg/a/", ["src", "dist", "generated", "lib"]) == ["src", "lib"]
+    assert chain.kept_dirs("pkg/a/", names) is names
+    assert chain.kept_dirs("", ["tmp", "src", "dist"]) == ["src"]  # anchored: by path
+    assert chain.kept_dirs("pkg/", ["tmp", "src"]) == ["tmp", "src"]
