@@ -37,3 +37,18 @@ def make_db(database: Path, rows: Iterable[Row] = (), *, updated_at: str | None 
     create_schema(database)
     insert_rows(database, rows, updated_at=updated_at)
     return database
+
+
+def plain_db(database: Path, rows: Iterable[Row]) -> Path:
+    """``database`` with the four columns a user's own table may have (no keys, no defaults)
+    and ``rows`` with an empty ``updated_at``: what harness must read besides its own schema."""
+    with closing(sqlite3.connect(database)) as connection:
+        connection.execute(
+            "CREATE TABLE agent_instructions (project_id TEXT, agent_slug TEXT, content TEXT,"
+            " updated_at TEXT)"
+        )
+        connection.executemany(
+            "INSERT INTO agent_instructions VALUES (?, ?, ?, '')", [tuple(row) for row in rows]
+        )
+        connection.commit()
+    return database

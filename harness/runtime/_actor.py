@@ -230,11 +230,8 @@ class Actor:
                 registry, key = self._name
                 registry.register(key, self)  # before init: a taken name starts nothing
             reason = await self._run(task_status)
-        except anyio.get_cancelled_exc_class():
-            reason = "shutdown"
-            raise
         except BaseException as exc:
-            reason = exc
+            reason = _exit_reason(exc)
             raise
         finally:
             self._names = None
@@ -271,11 +268,8 @@ class Actor:
             task_status.started()
             reason = await self._serve(receive, current)
             return reason
-        except anyio.get_cancelled_exc_class():
-            reason = "shutdown"
-            raise
         except BaseException as exc:
-            reason = exc
+            reason = _exit_reason(exc)
             raise
         finally:
             # Fail every waiting caller before anything else can block: they get it "at once".
@@ -467,3 +461,8 @@ class Actor:
             raise MailboxFull(repr(self), self.mailbox_size) from None
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
             raise NoProc(repr(self)) from None
+
+
+def _exit_reason(exc: BaseException) -> ExitReason:
+    """Why an incarnation ended when ``exc`` left it: cancellation is a ``"shutdown"``."""
+    return "shutdown" if isinstance(exc, anyio.get_cancelled_exc_class()) else exc

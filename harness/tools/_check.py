@@ -36,6 +36,7 @@ __all__ = [
     "Pin",
     "ToolChange",
     "classify",
+    "pin_rows",
 ]
 
 ChangeKind = Literal["new", "changed", "removed"]
@@ -49,6 +50,19 @@ class Pin:
 
     digest: str
     definition: Mapping[str, Any]
+
+
+def pin_rows(server: str, pins: Mapping[str, Pin]) -> list[tuple[str, str, str, str]]:
+    """``pins`` as the rows every pin store writes: (server, name, digest, canonical JSON)."""
+    return [
+        (
+            server,
+            name,
+            pin.digest,
+            canonical_json(plain_json(pin.definition), what=name).decode(),
+        )
+        for name, pin in pins.items()
+    ]
 
 
 @dataclass(frozen=True, slots=True)

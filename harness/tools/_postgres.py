@@ -21,8 +21,7 @@ from collections.abc import Iterable, Mapping
 import asyncpg  # type: ignore[import-untyped]  # no stubs or py.typed
 
 from harness.stores._secrets import cause, passwords_of, redact, scrub
-from harness.tools._check import Pin
-from harness.tools._digest import canonical_json, plain_json
+from harness.tools._check import Pin, pin_rows
 from harness.tools._errors import PinStoreError
 
 __all__ = ["PostgresPins"]
@@ -78,15 +77,7 @@ class PostgresPins:
 
     async def save(self, server: str, pins: Mapping[str, Pin], forget: Iterable[str] = ()) -> None:
         """Write ``pins`` and drop ``forget``, in one transaction."""
-        rows = [
-            (
-                server,
-                name,
-                pin.digest,
-                canonical_json(plain_json(pin.definition), what=name).decode(),
-            )
-            for name, pin in pins.items()
-        ]
+        rows = pin_rows(server, pins)
         try:
             async with self._db.transaction():
                 if rows:

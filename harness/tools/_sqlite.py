@@ -24,8 +24,7 @@ from pathlib import Path
 import aiosqlite
 import anyio.to_thread
 
-from harness.tools._check import Pin
-from harness.tools._digest import canonical_json, plain_json
+from harness.tools._check import Pin, pin_rows
 from harness.tools._errors import PinStoreError
 
 __all__ = ["SqlitePins"]
@@ -78,15 +77,7 @@ class SqlitePins:
     async def save(self, server: str, pins: Mapping[str, Pin], forget: Iterable[str] = ()) -> None:
         """Write ``pins`` (replacing any of the same names) and drop ``forget``, in one
         transaction."""
-        rows = [
-            (
-                server,
-                name,
-                pin.digest,
-                canonical_json(plain_json(pin.definition), what=name).decode(),
-            )
-            for name, pin in pins.items()
-        ]
+        rows = pin_rows(server, pins)
         try:
             await self._db.execute("BEGIN IMMEDIATE")
             await self._db.executemany(

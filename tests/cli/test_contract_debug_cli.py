@@ -5,7 +5,6 @@ from __future__ import annotations
 import io
 import json
 import os
-import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -16,6 +15,7 @@ import pytest
 
 import harness
 from harness import LAYERS, AssembledPrompt, Strategy
+from tests.databases import plain_db
 
 ROOT = Path(__file__).resolve().parents[2]
 AGENT_CONFIG = '[agents]\ncontract-agent = "You are the contract agent."\n'
@@ -48,18 +48,7 @@ def workspace(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def database(tmp_path: Path) -> Path:
-    db = tmp_path / "i.db"
-    con = sqlite3.connect(db)
-    with con:
-        con.execute(
-            "CREATE TABLE agent_instructions (project_id TEXT, agent_slug TEXT, content TEXT,"
-            " updated_at TEXT)"
-        )
-        con.execute(
-            "INSERT INTO agent_instructions VALUES ('acme', 'contract-agent', 'DB rule here.', '')"
-        )
-    con.close()
-    return db
+    return plain_db(tmp_path / "i.db", [("acme", "contract-agent", "DB rule here.")])
 
 
 def cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import sqlite3
 from pathlib import Path
 
 import anyio
@@ -20,6 +19,7 @@ from harness import (
     UnknownAgent,
     load_config,
 )
+from tests.databases import plain_db
 
 CONFIG = """
 [agents]
@@ -58,18 +58,7 @@ def config_file(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def database(tmp_path: Path) -> Path:
-    db = tmp_path / "i.db"
-    con = sqlite3.connect(db)
-    with con:
-        con.execute(
-            "CREATE TABLE agent_instructions (project_id TEXT, agent_slug TEXT, content TEXT,"
-            " updated_at TEXT)"
-        )
-        con.execute(
-            "INSERT INTO agent_instructions VALUES ('acme', 'contract-agent', 'DB rule.', '')"
-        )
-    con.close()
-    return db
+    return plain_db(tmp_path / "i.db", [("acme", "contract-agent", "DB rule.")])
 
 
 def layer_text(prompt: AssembledPrompt, name: str) -> str:

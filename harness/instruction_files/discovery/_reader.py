@@ -1,14 +1,6 @@
 """Which files of a workspace are its instruction files, in which order (synchronous).
 
-    >>> import os, tempfile
-    >>> from harness.instruction_files import discover
-    >>> ws = tempfile.mkdtemp()
-    >>> os.makedirs(os.path.join(ws, "pkg"))
-    >>> for rel in ("AGENTS.md", "pkg/AGENTS.md"):
-    ...     with open(os.path.join(ws, rel), "w") as out:
-    ...         _ = out.write(f"rules of {rel}\\n")
-    >>> [source.path for source in discover(ws)]
-    ['AGENTS.md', 'pkg/AGENTS.md']
+The package docstring (``harness.instruction_files.discovery``) has the example.
 
 ``discover(root, settings)`` is blocking code: ``InstructionFiles.load`` runs it in a worker
 thread (``anyio.to_thread``) so the event loop never waits on the disk. The walk itself, the
