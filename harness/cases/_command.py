@@ -19,6 +19,8 @@ import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from harness.manifests._commands import add_store_argument
+
 __all__ = ["COMMANDS", "EXIT_MISSING", "add_commands"]
 
 EXIT_MISSING = 1
@@ -41,9 +43,7 @@ def add_commands(commands: Any) -> None:
         help="write the case of a recorded build",
         description="Write the case of build ID recorded in STORE to CASE.json.",
     )
-    save.add_argument(
-        "store", metavar="STORE", help="the manifest store: an SQLite file or a postgresql:// URL"
-    )
+    add_store_argument(save)
     save.add_argument("manifest_id", metavar="ID")
     save.add_argument(
         "--expect", nargs="+", required=True, metavar="UNIT_ID", help="units it must include"

@@ -21,6 +21,7 @@ from typing import Any
 import anyio
 
 from harness.errors import HarnessError
+from harness.manifests._commands import add_store_argument
 
 __all__ = ["COMMANDS", "DiffOptionsError", "ViewError", "add_commands", "write_view"]
 
@@ -46,9 +47,7 @@ def add_commands(commands: Any) -> None:
             "also both builds' diff, with line differences of changed units."
         ),
     )
-    view.add_argument(
-        "store", metavar="STORE", help="the manifest store: an SQLite file or a postgresql:// URL"
-    )
+    add_store_argument(view)
     view.add_argument("id_a", metavar="ID")
     view.add_argument("id_b", metavar="ID2", nargs="?")
     view.add_argument("-o", "--output", required=True, metavar="FILE.html", help="page to write")

@@ -40,9 +40,7 @@ def add_commands(commands: Any, *, debug: argparse.ArgumentParser) -> None:
         help="list the builds recorded in a manifest store, newest first",
         description="List the builds recorded in the store PATH, newest first.",
     )
-    listing.add_argument(
-        "store", metavar="PATH", help="the manifest store: an SQLite file or a postgresql:// URL"
-    )
+    add_store_argument(listing)
     listing.add_argument("--agent", metavar="SLUG", help="only this agent's builds")
     listing.add_argument("--project-id", metavar="ID", help="only this project's builds")
     listing.add_argument("--limit", type=_limit, default=100, metavar="N", help="default 100")
@@ -56,9 +54,7 @@ def add_commands(commands: Any, *, debug: argparse.ArgumentParser) -> None:
             "the record: exit 0 identical, 1 different (each difference printed), 2 bad input."
         ),
     )
-    replay.add_argument(
-        "store", metavar="PATH", help="the manifest store: an SQLite file or a postgresql:// URL"
-    )
+    add_store_argument(replay)
     replay.add_argument("manifest_id", metavar="MANIFEST_ID")
     replay.add_argument("--json", action="store_true", help="the outcome as JSON")
 
@@ -71,12 +67,17 @@ def add_commands(commands: Any, *, debug: argparse.ArgumentParser) -> None:
             "or not they differ, 2 for bad input."
         ),
     )
-    diff.add_argument(
-        "store", metavar="PATH", help="the manifest store: an SQLite file or a postgresql:// URL"
-    )
+    add_store_argument(diff)
     diff.add_argument("id_a", metavar="ID_A")
     diff.add_argument("id_b", metavar="ID_B")
     diff.add_argument("--json", action="store_true", help="the differences as JSON")
+
+
+def add_store_argument(parser: argparse.ArgumentParser) -> None:
+    """The positional STORE every command reading recorded builds takes, worded once."""
+    parser.add_argument(
+        "store", metavar="STORE", help="the manifest store: an SQLite file or a postgresql:// URL"
+    )
 
 
 def _limit(text: str) -> int:
