@@ -54,6 +54,23 @@ async def connected(store: PostgresInstructionStore) -> None:
     await until(lambda: store.cache_rows)
 
 
+@asynccontextmanager
+async def frozen_listener(store: PostgresInstructionStore) -> AsyncIterator[int]:
+    """Once the listener is connected, stop its server backend (SIGSTOP) for the block: the
+    connection dies silently, as behind a dead network; the backend resumes on the way out."""
+    await connected(store)
+    frozen = store.listener_pid
+    assert frozen is not None
+    try:
+        os.kill(frozen, signal.SIGSTOP)
+    except OSError as exc:
+        pytest.skip(f"cannot stop the server's backend from here ({exc})")
+    try:
+        yield frozen
+    finally:
+        os.kill(frozen, signal.SIGCONT)
+
+
 async def test_rows_are_not_cacheable_until_listen_is_active(
     admin: asyncpg.Connection, postgres_url: str
 ) -> None:
@@ -173,19 +190,10 @@ async def test_a_silently_dead_connection_is_noticed_within_the_heartbeat(
     recorder = Recorder()
     with anyio.fail_after(20):
         async with listening(postgres_url, recorder, heartbeat=0.4) as store:
-            await connected(store)
-            frozen = store.listener_pid
-            assert frozen is not None
-            try:
-                os.kill(frozen, signal.SIGSTOP)
-            except OSError as exc:
-                pytest.skip(f"cannot stop the server's backend from here ({exc})")
-            try:
+            async with frozen_listener(store) as frozen:
                 with anyio.fail_after(3):  # generous: the heartbeat bound is 0.4 s
                     await recorder.until(lambda: recorder.unreliable == 1)
                 assert not store.cache_rows
-            finally:
-                os.kill(frozen, signal.SIGCONT)
             await connected(store)
             assert store.listener_pid != frozen
 
@@ -199,23 +207,12 @@ async def test_rows_are_dropped_before_a_dead_connection_is_closed(
     recorder = Recorder()
     with anyio.fail_after(20):
         async with listening(postgres_url, recorder, heartbeat=0.4) as store:
-            await connected(store)
-            frozen = store.listener_pid
-            assert frozen is not None
-            try:
-                os.kill(frozen, signal.SIGSTOP)
-            except OSError as exc:
-                pytest.skip(f"cannot stop the server's backend from here ({exc})")
-            try:
 
-                def closed() -> bool:
-                    return any(
-                        getattr(r, "event", None) == "listener_closed" for r in caplog.records
-                    )
+            def closed() -> bool:
+                return any(getattr(r, "event", None) == "listener_closed" for r in caplog.records)
 
+            async with frozen_listener(store):
                 await until(closed)
-            finally:
-                os.kill(frozen, signal.SIGCONT)
     events = [getattr(record, "event", None) for record in caplog.records]
     assert events.index("listener_disconnected") < events.index("listener_closed")
     assert recorder.unreliable >= 1
