@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from harness.errors import HarnessError
 from harness.instruction_files._models import InstructionStoreError
-from harness.instruction_files.stores import InstructionStore
+from harness.instruction_files.stores import InstructionStore, StoreRead
 from harness.instruction_files.stores.postgres import (
     POSTGRES_SCHEMA_SQL,
     PostgresInstructionStore,
@@ -26,17 +26,22 @@ from tests.postgres.support import backends, put
 SECRET = "Zebra-Secret-4711"
 
 
+async def read_row(url: str, project: str, agent: str) -> StoreRead:
+    """One read by a fresh store, closed afterwards."""
+    store = PostgresInstructionStore(url, timeout=5)
+    try:
+        with anyio.fail_after(10):
+            return await store.read(project, agent)
+    finally:
+        await store.aclose()
+
+
 async def test_reads_the_row_as_the_sqlite_store_shapes_it(
     admin: asyncpg.Connection, postgres_url: str
 ) -> None:
     await put(admin, "acme", "reviewer", "Review every diff.\n")
-    store = PostgresInstructionStore(postgres_url, timeout=5)
-    assert isinstance(store, InstructionStore)
-    try:
-        with anyio.fail_after(10):
-            read = await store.read("acme", "reviewer")
-    finally:
-        await store.aclose()
+    assert isinstance(PostgresInstructionStore(postgres_url, timeout=5), InstructionStore)
+    read = await read_row(postgres_url, "acme", "reviewer")
     assert read.source is not None
     assert read.source.kind == "database"
     assert read.source.path == "db:acme/reviewer"
@@ -74,12 +79,7 @@ async def test_null_and_whitespace_rows_are_skipped_with_a_warning(
         "INSERT INTO agent_instructions (project_id, agent_slug, content) VALUES ('p', 'a', $1)",
         content,
     )
-    store = PostgresInstructionStore(postgres_url, timeout=5)
-    try:
-        with anyio.fail_after(10):
-            read = await store.read("p", "a")
-    finally:
-        await store.aclose()
+    read = await read_row(postgres_url, "p", "a")
     assert read.source is None
     assert len(read.warnings) == 1
     assert read.warnings[0].startswith("db:p/a: skipped: ") and reason in read.warnings[0]
@@ -89,12 +89,7 @@ async def test_a_leading_bom_is_removed_with_a_warning_and_the_digest_is_of_the_
     admin: asyncpg.Connection, postgres_url: str
 ) -> None:
     await put(admin, "p", "a", "\ufeffhello")
-    store = PostgresInstructionStore(postgres_url, timeout=5)
-    try:
-        with anyio.fail_after(10):
-            read = await store.read("p", "a")
-    finally:
-        await store.aclose()
+    read = await read_row(postgres_url, "p", "a")
     assert read.source is not None and read.source.content == "hello"
     assert read.source.digest == hashlib.sha256("\ufeffhello".encode()).hexdigest()
     assert read.warnings == ("db:p/a: altered: leading UTF-8 byte order mark removed",)
@@ -147,12 +142,7 @@ async def test_any_ids_read_exactly_their_own_row(
     await put(admin, "decoy", "decoy", "decoy")
     if storable:
         await put(admin, project, agent, "mine")
-    store = PostgresInstructionStore(postgres_url, timeout=5)
-    try:
-        with anyio.fail_after(10):
-            read = await store.read(project, agent)
-    finally:
-        await store.aclose()
+    read = await read_row(postgres_url, project, agent)
     if storable:
         assert read.source is not None and read.source.content == "mine"
     else:
