@@ -16,13 +16,14 @@ hashed and whole layer manifests memoised there (a layer repeats from build to b
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
-from typing import Any
+from typing import Any, TypeVar
 
 from harness._tokenizer import Tokenizer, utf8_len
 from harness.prompt_assembler._cache import AssemblyCache
@@ -227,20 +228,18 @@ _MEMO_UNITS = 64
 
 
 def _layer_key(report: LayerReport, trim: LayerTrim, bpt: int) -> tuple[Any, ...] | None:
-    """Everything a byte-exact layer's manifest is a function of, or None for a large layer.
+    """Everything a byte-exact layer's manifest is a function of but its units' times, or None
+    for a large layer.
 
     The report's fields, the strategy's cut (which units it kept, the cut rendering, the drop
-    reason), the stale positions, and per unit every field its entry is made of (its time as
-    with its offset: equal datetimes of different offsets format differently)."""
+    reason), the stale positions, and per unit every field its entry is made of except
+    ``observed_at``: a unit read anew each build (the ``.AGENTS/`` files) carries a new time
+    every build, and the memo would never answer; ``_at_times`` puts the build's own times
+    into what it answers."""
     units, _, stale_positions, result = trim
     if len(units) > _MEMO_UNITS:
         return None
-    unit_keys = tuple(
-        [
-            (u.id, u.text, u.source, u.trust, u.version, _moment(u.observed_at), u.max_age)
-            for u in units
-        ]
-    )
+    unit_keys = tuple([(u.id, u.text, u.source, u.trust, u.version, u.max_age) for u in units])
     return (
         bpt,
         report.name,
@@ -263,10 +262,41 @@ def _layer_key(report: LayerReport, trim: LayerTrim, bpt: int) -> tuple[Any, ...
     )
 
 
-def _moment(value: datetime | None) -> tuple[datetime, object] | None:
-    """A time as its manifest entry depends on it: equal datetimes of equal offsets format
-    alike."""
-    return None if value is None else (value, value.utcoffset())
+def _same_moment(recorded: datetime | None, given: datetime | None) -> bool:
+    """Whether an entry recorded at ``recorded`` reads as one at ``given``: equal datetimes of
+    equal offsets format alike (equal ones of different offsets do not)."""
+    if recorded is given:
+        return True
+    if recorded is None or given is None:
+        return False
+    return recorded == given and recorded.utcoffset() == given.utcoffset()
+
+
+def _at_times(layer: LayerManifest, units: Sequence[Unit]) -> LayerManifest:
+    """``layer`` (memoised for units equal to ``units`` in all but their times) with each
+    entry's ``observed_at`` its own unit's: the very object when every time agrees (later
+    memos know it by identity), else a copy with the times replaced."""
+    for entries in (layer.units, layer.dropped_units):
+        for entry in entries:
+            if not _same_moment(entry.observed_at, units[entry.index].observed_at):
+                return dataclasses.replace(
+                    layer,
+                    units=_retimed(layer.units, units),
+                    dropped_units=_retimed(layer.dropped_units, units),
+                )
+    return layer
+
+
+_Entry = TypeVar("_Entry", UnitManifest, DroppedUnitManifest)
+
+
+def _retimed(entries: tuple[_Entry, ...], units: Sequence[Unit]) -> tuple[_Entry, ...]:
+    return tuple(
+        [
+            dataclasses.replace(entry, observed_at=units[entry.index].observed_at)
+            for entry in entries
+        ]
+    )
 
 
 def _build_manifest(prompt: AssembledPrompt) -> Manifest:
@@ -280,16 +310,13 @@ def _build_manifest(prompt: AssembledPrompt) -> Manifest:
             layers.append(_layer_manifest(report, trim, count, bpt, spec.authority, digest))
             continue
         units = trim[0]
-        layers.append(
-            cache.layer_manifest(
-                (key, spec.authority),
-                sum([len(unit.text) for unit in units]),
-                len(units),
-                functools.partial(
-                    _layer_manifest, report, trim, count, bpt, spec.authority, digest
-                ),
-            )
+        memoised = cache.layer_manifest(
+            (key, spec.authority),
+            sum([len(unit.text) for unit in units]),
+            len(units),
+            functools.partial(_layer_manifest, report, trim, count, bpt, spec.authority, digest),
         )
+        layers.append(_at_times(memoised, units))
     return Manifest(
         digest=prompt.digest,
         tokens=prompt.tokens,

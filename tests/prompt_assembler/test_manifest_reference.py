@@ -208,3 +208,40 @@ def test_equal_inputs_that_record_differently_never_share_a_memoised_layer() -> 
         for unit in (first, second, first, second):
             case = {"layers": {"task_state": [unit]}, "now": at}
             check_against_reference(case, ApproximateTokenizer())
+
+
+_OFFSETS = [UTC, timezone(timedelta(hours=1)), timezone(timedelta(hours=-5, minutes=-30))]
+_TIMES = st.none() | st.datetimes(
+    min_value=datetime(2000, 1, 1), timezones=st.sampled_from(_OFFSETS)
+).map(lambda moment: moment.replace(microsecond=moment.microsecond * (moment.second % 2)))
+
+
+@settings(max_examples=60, deadline=None)
+@given(moments=st.lists(st.lists(_TIMES, min_size=3, max_size=3), min_size=2, max_size=6))
+def test_a_layer_memoised_at_other_times_records_each_builds_own_times(
+    moments: list[list[datetime | None]],
+) -> None:
+    # Files read anew every build (``.AGENTS/``) carry a new observed_at each time: the memo
+    # answers them all the same, and each manifest still holds its own build's times, byte for
+    # byte as if built without a memo (kept, cut and dropped units alike).
+    cache, tok = AssemblyCache(), ApproximateTokenizer()
+    for times in moments:
+        units = [
+            Unit(f".AGENTS/{name}.md", text, f".AGENTS/{name}.md", observed_at=at)
+            for name, text, at in zip("abc", ("alpha", "beta " * 200, "gamma"), times, strict=True)
+        ]
+        case: dict[str, Any] = {
+            "layers": {"project_context": units},
+            "budgets": {"project_context": 60},
+        }
+        prompt = assemble(**case, tokenizer=tok, cache=cache)
+        layer = prompt.manifest_record().layers[LAYERS.index("project_context")]
+        assert [unit.id for unit in layer.dropped_units] == [".AGENTS/c.md"]
+        assert [entry.observed_at for entry in (*layer.units, *layer.dropped_units)] == times
+        text = json.dumps(reference_manifest(prompt, tok), ensure_ascii=False, sort_keys=True)
+        assert prompt.manifest_record().to_json() == text
+        assert prompt.layer_dicts() == [
+            layer.to_dict() for layer in prompt.manifest_record().layers
+        ]
+        assert assemble(**case, tokenizer=tok).manifest_record().to_json() == text
+    assert len(cache._layers) == len(LAYERS)  # the first build's five, answering every later one
