@@ -6,12 +6,14 @@ the reference): ``prompt.manifest()`` must not change, with an ``AssemblyCache``
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -31,7 +33,9 @@ from harness.prompt_assembler import (
     assemble,
 )
 from harness.prompt_assembler import _cache as cache_module
+from harness.prompt_assembler._manifest import DroppedUnitManifest, LayerManifest, UnitManifest
 from harness.prompt_assembler._render import kept_chars, render
+from harness.prompt_assembler._values import fast_replace
 from tests.prompt_assembler.test_ledger import ledger_assemblies
 from tests.prompt_assembler.test_properties import Lumpy, assemblies
 
@@ -245,3 +249,17 @@ def test_a_layer_memoised_at_other_times_records_each_builds_own_times(
         ]
         assert assemble(**case, tokenizer=tok).manifest_record().to_json() == text
     assert len(cache._layers) == len(LAYERS)  # the first build's five, answering every later one
+
+
+def test_fast_replace_copies_as_dataclasses_replace_does() -> None:
+    at = datetime(2026, 12, 1, 10, 0, tzinfo=UTC)
+    entry = UnitManifest("u", "a.md", "0" * 64, 3, True, 7, index=2, trust="untrusted", version="v")
+    dropped = DroppedUnitManifest("d", None, "1" * 64, "budget", index=0, max_age=5.0)
+    layer = assemble({"task_state": [Unit("t", "x")]}).manifest_record().layers[-1]
+    for value, name, new in [(entry, "observed_at", at), (dropped, "observed_at", at)]:
+        copied = fast_replace(type(value), name)(value, new)
+        assert copied == dataclasses.replace(value, **{name: new}) and copied is not value
+    both = fast_replace(LayerManifest, "units", "dropped_units")(layer, (entry,), (dropped,))
+    assert both == dataclasses.replace(layer, units=(entry,), dropped_units=(dropped,))
+    with pytest.raises(TypeError, match="no field"):
+        fast_replace(UnitManifest, "colour")
