@@ -117,6 +117,17 @@ class AssembledPrompt:
             for report, trim in zip(self.layers, self._trims, strict=True)
         }
 
+    def input_texts(self) -> dict[str, str]:
+        """Every input unit's text (kept or dropped) by the sha256 its manifest entry records."""
+        texts: dict[str, str] = {}
+        for layer, trim in zip(self._record.layers, self._trims, strict=True):
+            units = trim[0]
+            for entry in layer.units:
+                texts[entry.sha256] = units[entry.index].text
+            for dropped in layer.dropped_units:
+                texts[dropped.sha256] = units[dropped.index].text
+        return texts
+
     def manifest_record(self) -> Manifest:
         """The typed manifest (computed on first call, then reused)."""
         return self._record
