@@ -206,11 +206,13 @@ def check_record(record: ManifestRecord) -> None:
 class Encoded:
     """One record made ready to write: its row, every part it points to (address, compressed
     body), and its texts by address. Which parts and texts a write must send is decided only
-    when it is written (``batch``): a store forgets what it held after a failed write."""
+    when it is written (``batch``): a store forgets what it held after a failed write. It
+    holds nothing else of the record: the manifest's dicts are freed while the build waits
+    for its commit (fewer objects for the garbage collector to go through meanwhile)."""
 
-    record: ManifestRecord
     row: Row
     parts: tuple[tuple[str, bytes], ...]
+    texts: Mapping[str, str]
 
     @property
     def manifest_id(self) -> str:
@@ -246,7 +248,7 @@ def encode_one(record: ManifestRecord, written: Written) -> Encoded:
         manifest["digest"],
         _json(header),
     )
-    return Encoded(record, row, tuple(parts))
+    return Encoded(row, tuple(parts), record.texts)
 
 
 def batch(records: Iterable[Encoded], written: Written) -> Batch:
@@ -258,7 +260,7 @@ def batch(records: Iterable[Encoded], written: Written) -> Batch:
         for address, compressed in encoded.parts:
             if address not in seen and address not in parts:
                 parts[address] = compressed
-        for address, text in encoded.record.texts.items():
+        for address, text in encoded.texts.items():
             if address not in seen and address not in texts:
                 texts[address] = text.encode("utf-8", "surrogatepass")
         made.rows.append(encoded.row)

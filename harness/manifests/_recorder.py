@@ -88,6 +88,7 @@ class Recorder(Actor):
         if self.store is None:
             raise self._not_running("it has no store")
         encoded = self.store.prepare(record)  # a record no store can hold fails alone
+        del record  # only the encoded row waits for the commit
         if not self.running:  # checked with no await before the append: terminate sees it
             raise self._not_running("it is not started, or has stopped")
         loop = asyncio.get_running_loop()
