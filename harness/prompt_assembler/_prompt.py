@@ -289,7 +289,8 @@ def _at_times(layer: LayerManifest, units: Sequence[Unit]) -> LayerManifest:
     memos know it by identity), else a copy with the times replaced."""
     for entries in (layer.units, layer.dropped_units):
         for entry in entries:
-            if not _same_moment(entry.observed_at, units[entry.index].observed_at):
+            recorded, given = entry.observed_at, units[entry.index].observed_at
+            if recorded is not given and not _same_moment(recorded, given):
                 return _with_entries(
                     layer,
                     tuple([_unit_at(e, units[e.index].observed_at) for e in layer.units]),
@@ -316,13 +317,17 @@ def _build_manifest(prompt: AssembledPrompt) -> Manifest:
         if cache is None or key is None:
             layers.append(_layer_manifest(report, trim, count, bpt, spec.authority, digest))
             continue
-        units = trim[0]
-        memoised = cache.layer_manifest(
-            (key, spec.authority),
-            sum([len(unit.text) for unit in units]),
-            len(units),
-            functools.partial(_layer_manifest, report, trim, count, bpt, spec.authority, digest),
-        )
+        units, key = trim[0], (key, spec.authority)
+        memoised = cache.known_layer(key)  # the common case: nothing to build
+        if memoised is None:
+            memoised = cache.layer_manifest(
+                key,
+                sum([len(unit.text) for unit in units]),
+                len(units),
+                functools.partial(
+                    _layer_manifest, report, trim, count, bpt, spec.authority, digest
+                ),
+            )
         layers.append(_at_times(memoised, units))
     return Manifest(
         digest=prompt.digest,
