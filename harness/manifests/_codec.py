@@ -204,14 +204,14 @@ def check_record(record: ManifestRecord) -> None:
 
 @dataclass(frozen=True, slots=True)
 class Encoded:
-    """One record made ready to write: its row, every part it points to (address, compressed
-    body), and its texts by address. Which parts and texts a write must send is decided only
+    """One record made ready to write: its row, every part it points to (compressed bodies by
+    address), and its texts by address. Which parts and texts a write must send is decided only
     when it is written (``batch``): a store forgets what it held after a failed write. It
     holds nothing else of the record: the manifest's dicts are freed while the build waits
     for its commit (fewer objects for the garbage collector to go through meanwhile)."""
 
     row: Row
-    parts: tuple[tuple[str, bytes], ...]
+    parts: dict[str, bytes]  # one dict, not a tuple per part: fewer objects while it waits
     texts: Mapping[str, str]
 
     @property
@@ -228,11 +228,11 @@ def encode_one(record: ManifestRecord, written: Written) -> Encoded:
     settings = {k: v for k, v in manifest.items() if k not in header and k != "layers"}
     address, compressed = written.part_address(_SETTINGS, settings)
     header["settings"] = address
-    parts = [(address, compressed)]
+    parts = {address: compressed}
     addresses, observed = [], {}
     for layer in manifest["layers"]:
         address, compressed, values = written.layer_address(layer)
-        parts.append((address, compressed))
+        parts[address] = compressed
         addresses.append(address)
         if values is not None:
             observed[str(layer.get("name"))] = values
@@ -248,7 +248,7 @@ def encode_one(record: ManifestRecord, written: Written) -> Encoded:
         manifest["digest"],
         _json(header),
     )
-    return Encoded(row, tuple(parts), record.texts)
+    return Encoded(row, parts, record.texts)
 
 
 def batch(records: Iterable[Encoded], written: Written) -> Batch:
@@ -257,7 +257,7 @@ def batch(records: Iterable[Encoded], written: Written) -> Batch:
     made = Batch()
     parts, texts, seen = made.parts, made.texts, written._seen
     for encoded in records:
-        for address, compressed in encoded.parts:
+        for address, compressed in encoded.parts.items():
             if address not in seen and address not in parts:
                 parts[address] = compressed
         for address, text in encoded.texts.items():
