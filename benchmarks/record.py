@@ -15,14 +15,18 @@ Also printed, the breakdown: what a recorded build adds on the event loop, per b
 prompts (the assembler's manifest and digest, which an unrecorded build never computes; the
 record made of it; its encoding into a row), one fsync'd commit of a round's 64 rows, and how
 many commits a round takes; ``floor + these`` is the ratio those alone allow (the recorder's
-round trip comes on top); and how long the recorder's writes took during the rounds (a
-writer thread waits for the GIL at every SQLite step and ``stat`` while the loop is busy).
+round trip comes on top); how long a round lasts after its last build was handed to the
+recorder (the part that cannot overlap: that batch's commit and the wake-up of its builds);
+the garbage collector's pauses per round, recorded and not (a recorded build's objects live
+until its commit); and how long the recorder's writes took during the rounds (a writer
+thread waits for the GIL at every SQLite step and ``stat`` while the loop is busy).
 Always exits 0; prints PASS or MISS per target.
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import sqlite3
 import statistics
@@ -92,6 +96,8 @@ class Timing:
     parts: dict[str, float]  # per build, on the event loop: manifest, record, encode
     commit: float  # one fsync'd transaction of a round's 64 rows (median)
     writes: list[float]  # each store write of the recorded rounds, as the recorder awaited it
+    tail: float  # median, per recorded round: its end minus the last build handed to the recorder
+    collected: dict[str, tuple[float, float]]  # per round, plain and recorded: (collections, s)
 
 
 async def _record_cpu(harness: Harness, samples: int = 256) -> dict[str, float]:
@@ -143,27 +149,79 @@ def _commit_seconds(path: Path, rounds: int) -> float:
     return statistics.median(times)
 
 
+class _Collections:
+    """Garbage-collection pauses (count, seconds) while ``on``: a recorded build keeps its
+    objects alive until its commit, and the collector goes through them meanwhile."""
+
+    def __init__(self) -> None:
+        self.on, self.count, self.seconds, self._started = False, 0, 0.0, 0.0
+        gc.callbacks.append(self._callback)
+
+    def _callback(self, phase: str, info: dict[str, Any]) -> None:
+        if not self.on:
+            return
+        if phase == "start":
+            self._started = time.perf_counter()
+        else:
+            self.count += 1
+            self.seconds += time.perf_counter() - self._started
+
+    def close(self) -> None:
+        gc.callbacks.remove(self._callback)
+
+
 async def timing(rounds: int, scratch: Path) -> Timing:
     plain = Harness(database=DATABASE)
     recorded = Harness(database=DATABASE, manifests=scratch / "timing.db")
     floor: list[float] = []
     store: list[float] = []
+    tails: list[float] = []
+    collections = {"plain": _Collections(), "recorded": _Collections()}
     async with plain, recorded:
         for harness in (plain, recorded):  # warm both: caches, tokenizer, the store's pages
             await _round(harness)
         recorder = recorded._provenance._recorder if recorded._provenance else None
         before = recorder.batches if recorder else 0
         writes = _timed_writes(recorder.store) if recorder and recorder.store else []
+        handed = _handed_in(recorder)
         for _ in range(rounds):
-            floor.append(await _round(plain))
-            store.append(await _round(recorded))
+            for name, harness, times in (("plain", plain, floor), ("recorded", recorded, store)):
+                collections[name].on = True
+                times.append(await _round(harness))
+                collections[name].on = False
+            if handed:
+                tails.append(time.perf_counter() - handed[-1])
         batches = ((recorder.batches if recorder else 0) - before) / rounds
         builds = len(await recorded.manifests.list(limit=1_000_000))
         parts = await _record_cpu(plain)
     commit = await anyio.to_thread.run_sync(_commit_seconds, scratch / "commit.db", rounds)
+    for watch in collections.values():
+        watch.close()
     return Timing(
-        statistics.median(floor), statistics.median(store), builds, batches, parts, commit, writes
+        statistics.median(floor),
+        statistics.median(store),
+        builds,
+        batches,
+        parts,
+        commit,
+        writes,
+        statistics.median(tails) if tails else 0.0,
+        {name: (w.count / rounds, w.seconds / rounds) for name, w in collections.items()},
     )
+
+
+def _handed_in(recorder: Any) -> list[float]:
+    """Wrap ``recorder.record`` (this instance only) to note when each build hands it in."""
+    if recorder is None:
+        return []
+    original, times = recorder.record, []
+
+    async def record(record: ManifestRecord) -> None:
+        times.append(time.perf_counter())
+        await original(record)
+
+    recorder.record = record
+    return times
 
 
 def _timed_writes(store: Any) -> list[float]:
@@ -205,6 +263,16 @@ def _breakdown(measured: Timing, floor: float) -> None:
     print(
         f"  one fsync'd {CONCURRENCY}-row commit {measured.commit * 1000:.2f} ms, "
         f"{measured.batches:.1f} commits/round; floor + these = {bound:.2f}x"
+    )
+    print(
+        f"  after the last build of a round is handed in, the round ends {measured.tail * 1000:.2f}"
+        " ms later (median): its batch's commit and the wake-up of its builds"
+    )
+    (plain_count, plain_seconds), (count, seconds) = measured.collected.values()
+    print(
+        f"  garbage collection per round: {count:.1f} collections, {seconds * 1000:.2f} ms "
+        f"recorded vs {plain_count:.1f}, {plain_seconds * 1000:.2f} ms unrecorded (a recorded "
+        "build's objects live until its commit)"
     )
     writes = sorted(measured.writes)
     if writes:

@@ -25,10 +25,13 @@ from harness.stores import fits_text
 __all__ = [
     "SCHEMA_VERSION",
     "Batch",
+    "Encoded",
     "Row",
     "Written",
+    "batch",
     "check_record",
     "encode",
+    "encode_one",
     "expand",
     "inflate",
     "part_addresses",
@@ -90,44 +93,36 @@ class Written:
         self._layers: dict[str, tuple[Mapping[str, Any], str, bytes]] = {}
         self._sources: dict[str, tuple[Mapping[str, Any], str, bytes, list[Any] | None]] = {}
 
-    def layer_address(
-        self, layer: Mapping[str, Any], parts: dict[str, bytes]
-    ) -> tuple[str, list[Any] | None]:
-        """A layer's part address and its ``observed_at`` values (``_without_volatile``); the
-        very layer dict of the last call for its name (records share them) is not looked at
-        again."""
+    def layer_address(self, layer: Mapping[str, Any]) -> tuple[str, bytes, list[Any] | None]:
+        """A layer's part: its address, its compressed body, and its ``observed_at`` values
+        (``_without_volatile``); the very layer dict of the last call for its name (records
+        share them) is not looked at again."""
         name = str(layer.get("name"))
         last = self._sources.get(name)
         if last is not None and last[0] is layer:
-            _, address, compressed, values = last
-            if address not in self._seen and address not in parts:
-                parts[address] = compressed
-            return address, values
+            return last[1], last[2], last[3]
         shared, values = _without_volatile(layer)
-        address = self.part_address(name, shared, parts)
-        self._sources[name] = (layer, address, self._layers[name][2], values)
-        return address, values
+        address, compressed = self.part_address(name, shared)
+        self._sources[name] = (layer, address, compressed, values)
+        return address, compressed, values
 
     def __contains__(self, address: object) -> bool:
         return address in self._seen
 
-    def part_address(self, slot: str, part: Mapping[str, Any], parts: dict[str, bytes]) -> str:
-        """The address of a part (a layer, or the settings); a part not known to be stored
-        is added to ``parts``. ``slot`` names the kind of part whose last value is remembered.
+    def part_address(self, slot: str, part: Mapping[str, Any]) -> tuple[str, bytes]:
+        """The address of a part (a layer, or the settings) and its compressed body. ``slot``
+        names the kind of part whose last value is remembered.
 
         (A recorded manifest is not to be changed afterwards: it is compared with the next.)
         """
         last = self._layers.get(slot)
         if last is not None and last[0] == part:
-            _, address, compressed = last
-        else:
-            body = _json(part)
-            address = hashlib.sha256(body).hexdigest()
-            compressed = zlib.compress(body)
-            self._layers[slot] = (part, address, compressed)
-        if address not in self._seen and address not in parts:
-            parts[address] = compressed
-        return address
+            return last[1], last[2]
+        body = _json(part)
+        address = hashlib.sha256(body).hexdigest()
+        compressed = zlib.compress(body)
+        self._layers[slot] = (part, address, compressed)
+        return address, compressed
 
     def clear(self) -> None:
         """Forget every address (after a failed write: nothing is assumed stored any more)."""
@@ -207,39 +202,74 @@ def check_record(record: ManifestRecord) -> None:
             )
 
 
+@dataclass(frozen=True, slots=True)
+class Encoded:
+    """One record made ready to write: its row, every part it points to (compressed bodies by
+    address), and its texts by address. Which parts and texts a write must send is decided only
+    when it is written (``batch``): a store forgets what it held after a failed write. It
+    holds nothing else of the record: the manifest's dicts are freed while the build waits
+    for its commit (fewer objects for the garbage collector to go through meanwhile)."""
+
+    row: Row
+    parts: dict[str, bytes]  # one dict, not a tuple per part: fewer objects while it waits
+    texts: Mapping[str, str]
+
+    @property
+    def manifest_id(self) -> str:
+        return self.row[0]
+
+
+def encode_one(record: ManifestRecord, written: Written) -> Encoded:
+    """``record`` encoded (see docs/architecture/stores.md); ``ManifestStoreError`` for a
+    record no store can hold. Pure but for ``written``'s memo of the last parts."""
+    check_record(record)
+    manifest = record.manifest
+    header = {key: manifest[key] for key in _PER_BUILD if key in manifest}
+    settings = {k: v for k, v in manifest.items() if k not in header and k != "layers"}
+    address, compressed = written.part_address(_SETTINGS, settings)
+    header["settings"] = address
+    parts = {address: compressed}
+    addresses, observed = [], {}
+    for layer in manifest["layers"]:
+        address, compressed, values = written.layer_address(layer)
+        parts[address] = compressed
+        addresses.append(address)
+        if values is not None:
+            observed[str(layer.get("name"))] = values
+    header["layers"] = addresses
+    if observed:
+        header[_OBSERVED] = observed
+    row = (
+        record.manifest_id,
+        manifest["requested_at"],
+        manifest["agent"],
+        manifest["project_id"],
+        manifest["workspace"],
+        manifest["digest"],
+        _json(header),
+    )
+    return Encoded(row, parts, record.texts)
+
+
+def batch(records: Iterable[Encoded], written: Written) -> Batch:
+    """The batch that stores ``records``: their rows, and the parts and texts ``written`` does
+    not know to be stored."""
+    made = Batch()
+    parts, texts, seen = made.parts, made.texts, written._seen
+    for encoded in records:
+        for address, compressed in encoded.parts.items():
+            if address not in seen and address not in parts:
+                parts[address] = compressed
+        for address, text in encoded.texts.items():
+            if address not in seen and address not in texts:
+                texts[address] = text.encode("utf-8", "surrogatepass")
+        made.rows.append(encoded.row)
+    return made
+
+
 def encode(records: Sequence[ManifestRecord], written: Written) -> Batch:
     """The batch that stores ``records`` (see docs/architecture/stores.md)."""
-    batch = Batch()
-    for record in records:
-        check_record(record)
-        manifest = record.manifest
-        header = {key: manifest[key] for key in _PER_BUILD if key in manifest}
-        settings = {k: v for k, v in manifest.items() if k not in header and k != "layers"}
-        header["settings"] = written.part_address(_SETTINGS, settings, batch.parts)
-        addresses, observed = [], {}
-        for layer in manifest["layers"]:
-            address, values = written.layer_address(layer, batch.parts)
-            addresses.append(address)
-            if values is not None:
-                observed[str(layer.get("name"))] = values
-        header["layers"] = addresses
-        if observed:
-            header[_OBSERVED] = observed
-        for address, text in record.texts.items():
-            if address not in written and address not in batch.texts:
-                batch.texts[address] = text.encode("utf-8", "surrogatepass")
-        batch.rows.append(
-            (
-                record.manifest_id,
-                manifest["requested_at"],
-                manifest["agent"],
-                manifest["project_id"],
-                manifest["workspace"],
-                manifest["digest"],
-                _json(header),
-            )
-        )
-    return batch
+    return batch([encode_one(record, written) for record in records], written)
 
 
 def inflate(where: str, blob: object, what: str) -> dict[str, Any]:

@@ -110,8 +110,11 @@ class Provenance:
             tokenizer_spec=tokenizer if isinstance(tokenizer, str) else None,
             **about.fields(),
         )
-        await self._recorder.record(record)
-        return _with_id(prompt, record.manifest_id)
+        manifest_id = record.manifest_id
+        recording = self._recorder.record(record)
+        del record  # the build waits for its commit holding only the encoded row
+        await recording
+        return _with_id(prompt, manifest_id)
 
 
 def _with_id(prompt: AssembledPrompt, manifest_id: str) -> AssembledPrompt:

@@ -89,12 +89,7 @@ class ManifestRecord:
             raise ArgumentError("requested_at must be timezone-aware (e.g. datetime.now(UTC))")
         typed = prompt.manifest_record()
         manifest = typed.to_dict_with_layers(prompt.layer_dicts())
-        units = prompt.input_units()
-        texts: dict[str, str] = {}
-        for layer in manifest["layers"]:
-            inputs = units[layer["name"]]
-            for entry in (*layer["units"], *layer["dropped_units"]):
-                texts[entry["sha256"]] = inputs[entry["index"]].text
+        texts = prompt.input_texts()
         manifest.update(
             manifest_id=manifest_id if manifest_id is not None else new_manifest_id(),
             harness_version=harness_version(),

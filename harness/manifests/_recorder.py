@@ -19,7 +19,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from harness.manifests._codec import check_record
+from harness.manifests._codec import Encoded
 from harness.manifests._errors import ManifestStoreError
 from harness.manifests._record import ManifestRecord
 from harness.manifests._store import ManifestStore
@@ -36,7 +36,7 @@ _FLUSH = "flush"
 
 @dataclass(slots=True)
 class _Pending:
-    record: ManifestRecord
+    record: Encoded  # encoded as it came: the batch written after the last build is ready
     waiter: asyncio.Future[None]
     queued_at: float  # the loop's clock when it was buffered
 
@@ -87,11 +87,12 @@ class Recorder(Actor):
         """Record ``record`` durably; ``ManifestStoreError`` when it cannot be recorded."""
         if self.store is None:
             raise self._not_running("it has no store")
-        check_record(record)  # a record no store can hold fails alone, never its batch
+        encoded = self.store.prepare(record)  # a record no store can hold fails alone
+        del record  # only the encoded row waits for the commit
         if not self.running:  # checked with no await before the append: terminate sees it
             raise self._not_running("it is not started, or has stopped")
         loop = asyncio.get_running_loop()
-        pending = _Pending(record, loop.create_future(), loop.time())
+        pending = _Pending(encoded, loop.create_future(), loop.time())
         self._buffer.append(pending)
         if not self._woken:
             try:

@@ -12,10 +12,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import sqlite3
 import stat
 from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
@@ -318,9 +320,11 @@ class SqliteBackend:
 
     def __init__(self, connection: sqlite3.Connection, identity: Identity) -> None:
         self._connection = connection
-        # Its own thread token: a commit never queues behind the builds' file reads, which
-        # share anyio's default limiter (the builds it would delay are the ones waiting on it).
-        self._limiter = anyio.CapacityLimiter(1)
+        # Its own thread: a commit never queues behind the builds' file reads, which share
+        # anyio's worker threads and limiter (the builds it would delay are the ones waiting
+        # on it); and a call is handed to it at once, where anyio's ``to_thread`` first lets
+        # every ready task run (the builds a commit just woke would delay the next commit).
+        self._thread = ThreadPoolExecutor(1, thread_name_prefix="harness-manifest-store")
         self._identity = identity
         self._watch = FileWatch(identity.path)
         self.path: Path | None = identity.path
@@ -335,7 +339,10 @@ class SqliteBackend:
         return cls(connection, identity)
 
     async def _call(self, operation: Callable[[], _T]) -> _T:
-        return await anyio.to_thread.run_sync(operation, limiter=self._limiter)
+        done = asyncio.get_running_loop().run_in_executor(self._thread, operation)
+        with anyio.CancelScope(shield=True):  # a cancelled caller still waits for the thread
+            result = await done
+        return result
 
     async def write(self, batch: Batch) -> None:
         await self._call(lambda: write_batch(self._connection, self._identity, batch, self._watch))
@@ -361,4 +368,7 @@ class SqliteBackend:
         return await self._call(lambda: _rows(self._connection, path, agent, project_id, limit))
 
     async def aclose(self) -> None:
-        await self._call(self._connection.close)
+        try:
+            await self._call(self._connection.close)
+        finally:
+            self._thread.shutdown(wait=False)

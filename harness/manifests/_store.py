@@ -30,7 +30,17 @@ import anyio.to_thread
 from harness._closing import AsyncClosing
 from harness._tokenizer import Tokenizer, parse_tokenizer_spec
 from harness.errors import ArgumentError
-from harness.manifests._codec import Batch, Row, Written, encode, expand, inflate, part_addresses
+from harness.manifests._codec import (
+    Batch,
+    Encoded,
+    Row,
+    Written,
+    batch,
+    encode_one,
+    expand,
+    inflate,
+    part_addresses,
+)
 from harness.manifests._codec import summary as row_summary
 from harness.manifests._diff import ManifestDiff, diff_manifests
 from harness.manifests._errors import ManifestNotFound, ManifestStoreError
@@ -100,7 +110,7 @@ class ManifestStore(AsyncClosing):
         self._backend: Backend | None = backend
         self._where = backend.where
         self._path = backend.path
-        self._lock = anyio.Lock()
+        self._lock = anyio.Lock(fast_acquire=True)  # a write is handed to its thread at once
         self._written = Written()
 
     @classmethod
@@ -161,21 +171,30 @@ class ManifestStore(AsyncClosing):
                 )
             return await operation(backend)
 
-    async def record(self, *records: ManifestRecord) -> None:
+    def prepare(self, record: ManifestRecord) -> Encoded:
+        """``record`` encoded for a later ``record`` call, on the caller's thread (a recorder
+        encodes each build as it comes, not its whole batch once the last build is in);
+        ``ManifestStoreError`` for a record no store can hold."""
+        return encode_one(record, self._written)
+
+    async def record(self, *records: ManifestRecord | Encoded) -> None:
         """Store ``records`` durably, all in ONE transaction: all of them land, or none."""
         if not records:
             return
         written = self._written
-        batch = encode(records, written)
+        made = batch(
+            [item if isinstance(item, Encoded) else encode_one(item, written) for item in records],
+            written,
+        )
         try:
-            await self._run(lambda backend: backend.write(batch))
+            await self._run(lambda backend: backend.write(made))
         except ManifestStoreError:
             # The store may not hold what it held (restored, rolled back, edited): from now on
             # every text and part is sent again until committed again.
             written.clear()
             raise
-        written.add(batch.texts)  # committed: later builds need not send these again
-        written.add(batch.parts)
+        written.add(made.texts)  # committed: later builds need not send these again
+        written.add(made.parts)
 
     async def get(self, manifest_id: str) -> dict[str, Any]:
         """The manifest of ``manifest_id`` as recorded; ``ManifestNotFound`` if unknown."""

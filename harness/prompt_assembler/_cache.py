@@ -61,6 +61,10 @@ class AssemblyCache:
                 self._digests.put(text, digest, len(text) + _TEXT_ENTRY_COST)
         return digest
 
+    def known_layer(self, key: Hashable) -> LayerManifest | None:
+        """The manifest memoised for ``key``, or None."""
+        return self._layers.get(key)
+
     def layer_manifest(
         self, key: Hashable, chars: int, units: int, build: Callable[[], LayerManifest]
     ) -> LayerManifest:

@@ -41,6 +41,7 @@ from harness.prompt_assembler._values import (
     LayerReport,
     Unit,
     fast_new,
+    fast_replace,
 )
 from harness.prompt_assembler.strategies.layer import LayerResult, byte_exact
 
@@ -115,6 +116,17 @@ class AssembledPrompt:
             report.name: tuple(trim[0])
             for report, trim in zip(self.layers, self._trims, strict=True)
         }
+
+    def input_texts(self) -> dict[str, str]:
+        """Every input unit's text (kept or dropped) by the sha256 its manifest entry records."""
+        texts: dict[str, str] = {}
+        for layer, trim in zip(self._record.layers, self._trims, strict=True):
+            units = trim[0]
+            for entry in layer.units:
+                texts[entry.sha256] = units[entry.index].text
+            for dropped in layer.dropped_units:
+                texts[dropped.sha256] = units[dropped.index].text
+        return texts
 
     def manifest_record(self) -> Manifest:
         """The typed manifest (computed on first call, then reused)."""
@@ -227,20 +239,18 @@ _MEMO_UNITS = 64
 
 
 def _layer_key(report: LayerReport, trim: LayerTrim, bpt: int) -> tuple[Any, ...] | None:
-    """Everything a byte-exact layer's manifest is a function of, or None for a large layer.
+    """Everything a byte-exact layer's manifest is a function of but its units' times, or None
+    for a large layer.
 
     The report's fields, the strategy's cut (which units it kept, the cut rendering, the drop
-    reason), the stale positions, and per unit every field its entry is made of (its time as
-    with its offset: equal datetimes of different offsets format differently)."""
+    reason), the stale positions, and per unit every field its entry is made of except
+    ``observed_at``: a unit read anew each build (the ``.AGENTS/`` files) carries a new time
+    every build, and the memo would never answer; ``_at_times`` puts the build's own times
+    into what it answers."""
     units, _, stale_positions, result = trim
     if len(units) > _MEMO_UNITS:
         return None
-    unit_keys = tuple(
-        [
-            (u.id, u.text, u.source, u.trust, u.version, _moment(u.observed_at), u.max_age)
-            for u in units
-        ]
-    )
+    unit_keys = tuple([(u.id, u.text, u.source, u.trust, u.version, u.max_age) for u in units])
     return (
         bpt,
         report.name,
@@ -263,10 +273,38 @@ def _layer_key(report: LayerReport, trim: LayerTrim, bpt: int) -> tuple[Any, ...
     )
 
 
-def _moment(value: datetime | None) -> tuple[datetime, object] | None:
-    """A time as its manifest entry depends on it: equal datetimes of equal offsets format
-    alike."""
-    return None if value is None else (value, value.utcoffset())
+def _same_moment(recorded: datetime | None, given: datetime | None) -> bool:
+    """Whether an entry recorded at ``recorded`` reads as one at ``given``: equal datetimes of
+    equal offsets format alike (equal ones of different offsets do not)."""
+    if recorded is given:
+        return True
+    if recorded is None or given is None:
+        return False
+    return recorded == given and recorded.utcoffset() == given.utcoffset()
+
+
+def _at_times(layer: LayerManifest, units: Sequence[Unit]) -> LayerManifest:
+    """``layer`` (memoised for units equal to ``units`` in all but their times) with each
+    entry's ``observed_at`` its own unit's: the very object when every time agrees (later
+    memos know it by identity), else a copy with the times replaced."""
+    for entries in (layer.units, layer.dropped_units):
+        for entry in entries:
+            recorded, given = entry.observed_at, units[entry.index].observed_at
+            if recorded is not given and not _same_moment(recorded, given):
+                return _with_entries(
+                    layer,
+                    tuple([_unit_at(e, units[e.index].observed_at) for e in layer.units]),
+                    tuple(
+                        [_dropped_at(e, units[e.index].observed_at) for e in layer.dropped_units]
+                    ),
+                )
+    return layer
+
+
+# A layer read anew each build gets its own copies (dataclasses.replace costs 3x as much).
+_with_entries = fast_replace(LayerManifest, "units", "dropped_units")
+_unit_at = fast_replace(UnitManifest, "observed_at")
+_dropped_at = fast_replace(DroppedUnitManifest, "observed_at")
 
 
 def _build_manifest(prompt: AssembledPrompt) -> Manifest:
@@ -279,17 +317,18 @@ def _build_manifest(prompt: AssembledPrompt) -> Manifest:
         if cache is None or key is None:
             layers.append(_layer_manifest(report, trim, count, bpt, spec.authority, digest))
             continue
-        units = trim[0]
-        layers.append(
-            cache.layer_manifest(
-                (key, spec.authority),
+        units, key = trim[0], (key, spec.authority)
+        memoised = cache.known_layer(key)  # the common case: nothing to build
+        if memoised is None:
+            memoised = cache.layer_manifest(
+                key,
                 sum([len(unit.text) for unit in units]),
                 len(units),
                 functools.partial(
                     _layer_manifest, report, trim, count, bpt, spec.authority, digest
                 ),
             )
-        )
+        layers.append(_at_times(memoised, units))
     return Manifest(
         digest=prompt.digest,
         tokens=prompt.tokens,

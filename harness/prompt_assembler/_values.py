@@ -45,6 +45,7 @@ __all__ = [
     "Trust",
     "Unit",
     "fast_new",
+    "fast_replace",
     "require_aware",
 ]
 
@@ -250,6 +251,27 @@ def fast_new(cls: type[T]) -> Callable[..., T]:
     scope: dict[str, object] = {"new": object.__new__, "cls": cls}
     exec(source, scope)
     return cast(Callable[..., T], scope["make"])
+
+
+def fast_replace(cls: type[T], *names: str) -> Callable[..., T]:
+    """``replace(obj, values)``: a copy of ``obj``, an instance of the frozen slotted dataclass
+    ``cls``, with the fields ``names`` set to ``values`` (positionally, in that order), as
+    ``dataclasses.replace`` gives it at a fraction of the cost (each slot set through its
+    descriptor, no ``__init__``: for classes that validate nothing)."""
+    if "__post_init__" in vars(cls) or not hasattr(cls, "__slots__"):
+        raise TypeError(f"{cls.__name__} validates or has no slots: use dataclasses.replace")
+    every = [f.name for f in fields(cls)]  # type: ignore[arg-type]
+    unknown = set(names) - set(every)
+    if unknown:
+        raise TypeError(f"{cls.__name__} has no field {', '.join(sorted(unknown))}")
+    # Generated from the fields, as dataclasses generate ``__init__``: no field is forgotten.
+    lines = [f"    set_{n}(made, {n if n in names else f'obj.{n}'})\n" for n in every]
+    head = f"def replace(obj, {', '.join(names)}):\n    made = new(cls)\n"
+    source = f"{head}{''.join(lines)}    return made\n"
+    scope: dict[str, object] = {"new": object.__new__, "cls": cls}
+    scope.update({f"set_{n}": getattr(cls, n).__set__ for n in every})
+    exec(source, scope)
+    return cast(Callable[..., T], scope["replace"])
 
 
 def require_aware(moment: datetime, what: str) -> None:

@@ -97,6 +97,36 @@ def test_batches_match_records_encoded_alone_from_unshared_copies(
         assert json.dumps(manifest, sort_keys=True) == json.dumps(record.manifest, sort_keys=True)
 
 
+@settings(max_examples=30, deadline=None)
+@given(fails=st.lists(st.booleans(), min_size=1, max_size=8))
+def test_records_encoded_before_a_write_failed_are_sent_whole_after_it(fails: list[bool]) -> None:
+    # A recorder encodes each build as it comes, while an earlier batch may still be failing:
+    # which parts and texts a batch sends is decided when it is written, so a batch after a
+    # failure (the store then assumes nothing stored) carries all its rows point to.
+    written = codec.Written()
+    stored: dict[str, bytes] = {}
+    texts: dict[str, bytes] = {}
+    ready = [codec.encode_one(_record(0, START, START, 2), written)]
+    for step, fail in enumerate(fails, start=1):
+        coming = [codec.encode_one(_record(step, START, START, 2), written)]  # before the outcome
+        made = codec.batch(ready, written)
+        if fail:
+            written.clear()
+            stored.clear()
+            texts.clear()
+        else:
+            stored.update(made.parts)
+            texts.update(made.texts)
+            written.add(made.parts)
+            written.add(made.texts)
+            for row in made.rows:
+                header = codec.inflate("test", row[-1], "row")
+                manifest = codec.expand("test", header, stored)
+                for layer in manifest["layers"]:
+                    assert all(entry["sha256"] in texts for entry in layer["units"])
+        ready = coming
+
+
 def test_a_record_holds_the_prompts_manifest_and_context() -> None:
     for step in range(3):
         record = _record(step, START, START, 2)

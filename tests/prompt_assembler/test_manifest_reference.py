@@ -6,12 +6,14 @@ the reference): ``prompt.manifest()`` must not change, with an ``AssemblyCache``
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -31,7 +33,9 @@ from harness.prompt_assembler import (
     assemble,
 )
 from harness.prompt_assembler import _cache as cache_module
+from harness.prompt_assembler._manifest import DroppedUnitManifest, LayerManifest, UnitManifest
 from harness.prompt_assembler._render import kept_chars, render
+from harness.prompt_assembler._values import fast_replace
 from tests.prompt_assembler.test_ledger import ledger_assemblies
 from tests.prompt_assembler.test_properties import Lumpy, assemblies
 
@@ -208,3 +212,54 @@ def test_equal_inputs_that_record_differently_never_share_a_memoised_layer() -> 
         for unit in (first, second, first, second):
             case = {"layers": {"task_state": [unit]}, "now": at}
             check_against_reference(case, ApproximateTokenizer())
+
+
+_OFFSETS = [UTC, timezone(timedelta(hours=1)), timezone(timedelta(hours=-5, minutes=-30))]
+_TIMES = st.none() | st.datetimes(
+    min_value=datetime(2000, 1, 1), timezones=st.sampled_from(_OFFSETS)
+).map(lambda moment: moment.replace(microsecond=moment.microsecond * (moment.second % 2)))
+
+
+@settings(max_examples=60, deadline=None)
+@given(moments=st.lists(st.lists(_TIMES, min_size=3, max_size=3), min_size=2, max_size=6))
+def test_a_layer_memoised_at_other_times_records_each_builds_own_times(
+    moments: list[list[datetime | None]],
+) -> None:
+    # Files read anew every build (``.AGENTS/``) carry a new observed_at each time: the memo
+    # answers them all the same, and each manifest still holds its own build's times, byte for
+    # byte as if built without a memo (kept, cut and dropped units alike).
+    cache, tok = AssemblyCache(), ApproximateTokenizer()
+    for times in moments:
+        units = [
+            Unit(f".AGENTS/{name}.md", text, f".AGENTS/{name}.md", observed_at=at)
+            for name, text, at in zip("abc", ("alpha", "beta " * 200, "gamma"), times, strict=True)
+        ]
+        case: dict[str, Any] = {
+            "layers": {"project_context": units},
+            "budgets": {"project_context": 60},
+        }
+        prompt = assemble(**case, tokenizer=tok, cache=cache)
+        layer = prompt.manifest_record().layers[LAYERS.index("project_context")]
+        assert [unit.id for unit in layer.dropped_units] == [".AGENTS/c.md"]
+        assert [entry.observed_at for entry in (*layer.units, *layer.dropped_units)] == times
+        text = json.dumps(reference_manifest(prompt, tok), ensure_ascii=False, sort_keys=True)
+        assert prompt.manifest_record().to_json() == text
+        # The recorded dicts (a retimed layer's made from its original's), key order too.
+        layers = prompt.manifest_record().layers
+        assert json.dumps(prompt.layer_dicts()) == json.dumps([lay.to_dict() for lay in layers])
+        assert assemble(**case, tokenizer=tok).manifest_record().to_json() == text
+    assert len(cache._layers) == len(LAYERS)  # the first build's five, answering every later one
+
+
+def test_fast_replace_copies_as_dataclasses_replace_does() -> None:
+    at = datetime(2026, 12, 1, 10, 0, tzinfo=UTC)
+    entry = UnitManifest("u", "a.md", "0" * 64, 3, True, 7, index=2, trust="untrusted", version="v")
+    dropped = DroppedUnitManifest("d", None, "1" * 64, "budget", index=0, max_age=5.0)
+    layer = assemble({"task_state": [Unit("t", "x")]}).manifest_record().layers[-1]
+    for value, name, new in [(entry, "observed_at", at), (dropped, "observed_at", at)]:
+        copied = fast_replace(type(value), name)(value, new)
+        assert copied == dataclasses.replace(value, **{name: new}) and copied is not value
+    both = fast_replace(LayerManifest, "units", "dropped_units")(layer, (entry,), (dropped,))
+    assert both == dataclasses.replace(layer, units=(entry,), dropped_units=(dropped,))
+    with pytest.raises(TypeError, match="no field"):
+        fast_replace(UnitManifest, "colour")
