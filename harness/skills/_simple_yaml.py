@@ -23,62 +23,62 @@ import re
 
 __all__ = ["simple_mapping"]
 
-# One line of the subset: an optional two-space indent, a key, and after ": " (spaces
-# around allowed) a double- or single-quoted string or a plain scalar, or nothing (a key
-# opening a nested mapping). What the pattern cannot say is checked after it matches.
-_LINE = re.compile(
-    r"(  )?([A-Za-z][A-Za-z0-9_-]*):"
-    r"(?: +(?:\"([^\"\\]*)\"|'([^']*)'|([A-Za-z0-9(][^#\t]*?)))? *"
+# Every line of the subset, blank ones too: an optional two-space indent, a key, and after
+# ": " (spaces around allowed) a double- or single-quoted string (quotes kept) or a plain
+# scalar (trailing spaces kept), or nothing (a key opening a nested mapping). A line the
+# pattern cannot match is skipped by ``findall``, so the count of matches tells. Plain
+# scalars are matched greedily: a lazy match retries the rest of the pattern at every
+# character and cost half the parse. What the pattern cannot say is checked after it.
+_LINES = re.compile(
+    r"^(?:(  )?([A-Za-z][A-Za-z0-9_-]*):"
+    r"(?: +(\"[^\"\\\n]*\"|'[^'\n]*'|[A-Za-z0-9(][^#\t\n]*))?)? *$\n?",
+    re.MULTILINE,
 )
 
 Value = str | dict[str, str]
 
 
-def _value(double: str | None, single: str | None, plain: str | None) -> str | None:
-    """The scalar a matched line holds, None when it is outside the subset."""
-    if plain is not None:
-        if ": " in plain or plain.endswith(":") or "  " in plain:
+def _scalar(value: str) -> str | None:
+    """The scalar a line holds (as matched: quotes kept), None when it is outside the subset."""
+    if value[0] == '"' or value[0] == "'":
+        inner = value[1:-1]
+        if "  " in inner or inner != inner.strip(" "):
             return None
-        return plain
-    inner = double if double is not None else single
-    if inner is None or "  " in inner or inner != inner.strip(" "):
+        return inner
+    plain = value.rstrip(" ")
+    if ": " in plain or plain[-1] == ":" or "  " in plain:
         return None
-    return inner
+    return plain
 
 
 def simple_mapping(text: str) -> dict[str, Value] | None:
     """``text`` as a mapping if it lies in the subset above, else None."""
     if not text.replace("\n", "").isprintable():  # YAML refuses some; Python is stricter
         return None
+    lines: list[tuple[str, str, str]] = _LINES.findall(text)
+    if len(lines) != text.count("\n") + 1:
+        return None  # a line outside the subset
     found: dict[str, Value] = {}
     nested: dict[str, str] | None = None
-    line_match = _LINE.fullmatch
-    for line in text.split("\n"):
-        match = line_match(line)
-        if match is None:
-            if line.strip(" "):
-                return None
+    for indented, key, matched in lines:
+        if not key:
             continue  # a blank line
-        indented, key, double, single, plain = match.groups()
-        opens = double is None and single is None and plain is None
-        if indented:
-            if nested is None or key in nested or opens:
+        if not matched:  # "key:" opens a nested mapping
+            if indented or key in found:
                 return None
-            value = _value(double, single, plain)
-            if value is None:
+            nested = found[key] = {}
+            continue
+        value = _scalar(matched)
+        if value is None:
+            return None
+        if indented:
+            if nested is None or key in nested:
                 return None
             nested[key] = value
             continue
         if key in found:
             return None
-        if opens:
-            nested = {}
-            found[key] = nested
-            continue
         nested = None
-        value = _value(double, single, plain)
-        if value is None:
-            return None
         found[key] = value
     if not found:
         return None
