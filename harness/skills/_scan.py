@@ -318,26 +318,29 @@ class SkillScan:
         if skill_file is not None:
             bounds.whole = bounds.whole or not level
             owner = self._read(fd, prefix, skill_file, chain, order) or owner
-        subdirs: list[os.DirEntry[str]] = []
+        subdirs: list[str] = []
         prune = self.prune
         for name, entry in named.items():
             if entry.is_dir(follow_symlinks=False):
                 if name not in prune:
-                    subdirs.append(entry)
+                    subdirs.append(name)
                 continue
             if chain is not None and chain.ignored(prefix + name, name, False):
                 continue
-            if skill_file is None and name.lower() == "skill.md":
+            if skill_file is None and len(name) == 8 and name.lower() == "skill.md":
                 self.warn(prefix + name, f"not a skill: the file must be named {SKILL_FILE}")
             elif owner is not None and name != SKILL_FILE and name != GITIGNORE:
                 owner.resources.append(prefix + name)  # sorted by the catalog
-        self._descend(fd, prefix, level, chain, owner, bounds, order, subdirs)
+        if subdirs:
+            self._descend(fd, prefix, level, chain, owner, bounds, order, subdirs)
 
     def _allowed(
         self, prefix: str, named: dict[str, os.DirEntry[str]]
     ) -> dict[str, os.DirEntry[str]]:
         """``named`` without the entries ``deny_read`` denies (each warned)."""
         hint = self._deny_hint
+        if hint is not None and hint("\n".join(named)) is None:
+            return named  # one search for the whole listing: each name is in the joined text
         suspects = [name for name in named if hint(name)] if hint is not None else list(named)
         denied = [
             n for n in suspects if self.denied(prefix + n, named[n].is_dir(follow_symlinks=False))
@@ -355,24 +358,27 @@ class SkillScan:
         owner: FoundSkill | None,
         bounds: _Bounds,
         order: int,
-        subdirs: list[os.DirEntry[str]],
+        subdirs: list[str],
     ) -> None:
-        names = [entry.name for entry in subdirs]
-        if chain is not None and names:
-            kept = chain.kept_dirs(prefix, names)
-            inside = set(chain.tracked_dirs(prefix, [n for n in names if n not in kept]))
-        else:
-            kept, inside = names, set()
-        for name in sorted({*kept, *inside}):
-            if level >= self.max_depth:
-                bounds.too_deep += 1
-                continue
+        inside: set[str] = set()
+        if chain is not None:
+            kept = chain.kept_dirs(prefix, subdirs)
+            inside = set(chain.tracked_dirs(prefix, [n for n in subdirs if n not in kept]))
+            subdirs = [*kept, *inside]
+        subdirs.sort()
+        if level >= self.max_depth:
+            bounds.too_deep += len(subdirs)
+            return
+        found, warnings, top = self.found, self.warnings, level == 0
+        marks = (0, 0, 0, 0)
+        for name in subdirs:
             if bounds.dirs >= self.max_dirs:
                 bounds.unlisted += 1
                 continue
-            if level == 0 and self._reused(name, bounds):
-                continue
-            marks = (len(self.found), len(self.warnings), bounds.dirs, bounds.too_deep)
+            if top:
+                if self._reused(name, bounds):
+                    continue
+                marks = (len(found), len(warnings), bounds.dirs, bounds.too_deep)
             try:
                 child = os.open(name, DIR_FLAGS, dir_fd=fd)
             except OSError as exc:
@@ -383,10 +389,10 @@ class SkillScan:
                 self._list(child, prefix + name, level + 1, below, owner, bounds, order)
             finally:
                 os.close(child)
-            if level == 0:
+            if top:
                 bounds.record[name] = ChildScan(
-                    self.found[marks[0] :],
-                    self.warnings[marks[1] :],
+                    found[marks[0] :],
+                    warnings[marks[1] :],
                     bounds.dirs - marks[2],
                     bounds.too_deep - marks[3],
                 )
