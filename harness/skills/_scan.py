@@ -8,7 +8,7 @@
     ...     _ = out.write("---\\nname: pdf\\ndescription: PDFs.\\n---\\n")
     >>> open(os.path.join(root, ".claude/skills/pdf/scripts/run.py"), "w").close()
     >>> with SkillScan(root, prune=(), max_bytes=65536) as scan:
-    ...     scan.scan(".claude/skills", order=0)
+    ...     _ = scan.scan(".claude/skills", order=0)
     >>> [(f.rel, f.resources) for f in scan.found], scan.warnings
     ([('.claude/skills/pdf/SKILL.md', ['.claude/skills/pdf/scripts/run.py'])], [])
 
