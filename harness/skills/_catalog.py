@@ -320,9 +320,7 @@ class _Collected:
             license=parsed.license,
             compatibility=parsed.compatibility,
             body=parsed.body,
-            resources=tuple(
-                _shown_resource(shown, found.rel, rel) for rel in sorted(found.resources)
-            ),
+            resources=_shown_resources(shown, found.rel, found.resources),
         )
         self.candidates.append(_Candidate(skill, depth, found.order))
 
@@ -338,10 +336,16 @@ class _Collected:
             self.warnings.append((shown, note.text + suffix))
 
 
-def _shown_resource(shown: str, rel: str, resource: str) -> str:
-    """A resource's path as the skill's ``path`` is shown (``user:`` prefix kept)."""
+def _shown_resources(shown: str, rel: str, resources: list[str]) -> tuple[str, ...]:
+    """A skill's resources, sorted, as its ``path`` is shown (``user:`` prefix kept)."""
+    if not resources:
+        return ()
     base = shown[: len(shown) - len(rel)] if shown.endswith(rel) else ""
-    return base + display_path(resource)
+    resources = sorted(resources)
+    joined = "".join(resources)
+    if display_path(joined) == joined:  # then no path needs escaping: one check for all
+        return tuple(resources) if not base else tuple(base + path for path in resources)
+    return tuple(base + display_path(path) for path in resources)
 
 
 @dataclass(frozen=True, slots=True)
