@@ -38,19 +38,6 @@ _LINES = re.compile(
 Value = str | dict[str, str]
 
 
-def _scalar(value: str) -> str | None:
-    """The scalar a line holds (as matched: quotes kept), None when it is outside the subset."""
-    if value[0] == '"' or value[0] == "'":
-        inner = value[1:-1]
-        if "  " in inner or inner != inner.strip(" "):
-            return None
-        return inner
-    plain = value.rstrip(" ")
-    if ": " in plain or plain[-1] == ":" or "  " in plain:
-        return None
-    return plain
-
-
 def simple_mapping(text: str) -> dict[str, Value] | None:
     """``text`` as a mapping if it lies in the subset above, else None."""
     if not text.replace("\n", "").isprintable():  # YAML refuses some; Python is stricter
@@ -60,17 +47,24 @@ def simple_mapping(text: str) -> dict[str, Value] | None:
         return None  # a line outside the subset
     found: dict[str, Value] = {}
     nested: dict[str, str] | None = None
-    for indented, key, matched in lines:
+    opened: list[str] = []
+    for indented, key, value in lines:
         if not key:
             continue  # a blank line
-        if not matched:  # "key:" opens a nested mapping
+        if not value:  # "key:" opens a nested mapping
             if indented or key in found:
                 return None
             nested = found[key] = {}
+            opened.append(key)
             continue
-        value = _scalar(matched)
-        if value is None:
-            return None
+        if value[0] == '"' or value[0] == "'":  # quoted: no space at either end, none doubled
+            value = value[1:-1]
+            if "  " in value or value != value.strip(" "):
+                return None
+        else:  # plain: its trailing spaces are not part of it
+            value = value.rstrip(" ")
+            if ": " in value or value[-1] == ":" or "  " in value:
+                return None
         if indented:
             if nested is None or key in nested:
                 return None
@@ -80,6 +74,7 @@ def simple_mapping(text: str) -> dict[str, Value] | None:
             return None
         nested = None
         found[key] = value
-    if not found:
-        return None
-    return {key: ("" if value == {} else value) for key, value in found.items()}
+    for key in opened:
+        if not found[key]:
+            found[key] = ""  # "key:" with nothing below it is an empty scalar
+    return found or None
