@@ -12,9 +12,10 @@ text entirely inside a small subset of YAML is read here, giving exactly what
 else (``None``) goes to PyYAML. The subset: top-level ``key: value`` lines and ``key:`` lines
 followed by two-space-indented ``key: value`` lines; a key is ``[A-Za-z][A-Za-z0-9_-]*``,
 used once per mapping; a value is a plain scalar that starts with a letter, a digit or
-``(`` and holds no ``#``, no ``": "`` and no tab, or a single- or double-quoted string on
-its line with no quote or backslash inside; every character printable. Blank lines are
-skipped.
+``(`` and holds no ``#``, no ``": "``, no two spaces in a row and no tab, or a single- or
+double-quoted string alone on its line, with no quote of its kind inside, no backslash in a
+double-quoted one, no space at either end and no two in a row; every character printable.
+Blank lines (spaces only) are skipped.
 """
 
 from __future__ import annotations
@@ -23,48 +24,65 @@ import re
 
 __all__ = ["simple_mapping"]
 
-# Every line of the subset, blank ones too: an optional two-space indent, a key, and after
-# ": " (spaces around allowed) a double- or single-quoted string (quotes kept) or a plain
-# scalar (trailing spaces kept), or nothing (a key opening a nested mapping). A line the
-# pattern cannot match is skipped by ``findall``, so the count of matches tells. Plain
-# scalars are matched greedily: a lazy match retries the rest of the pattern at every
-# character and cost half the parse. What the pattern cannot say is checked after it.
-_LINES = re.compile(
-    r"^(?:(  )?([A-Za-z][A-Za-z0-9_-]*):"
-    r"(?: +(\"[^\"\\\n]*\"|'[^'\n]*'|[A-Za-z0-9(][^#\t\n]*))?)? *$\n?",
-    re.MULTILINE,
+_KEY = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
+# Keys most frontmatter uses (the specification's, and metadata's author and version),
+# each a key of the subset: a set lookup before the pattern.
+_COMMON_KEYS = frozenset(
+    {"name", "description", "license", "compatibility", "metadata", "allowed-tools"}
+    | {"author", "version"}
 )
+_PLAIN_FIRST = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789(")
 
 Value = str | dict[str, str]
 
 
+def _scalar(value: str) -> str | None:
+    """The scalar after ``key:`` and its spaces (``value``: the rest of the line, not
+    empty), None when it is outside the subset."""
+    first = value[0]
+    if first == '"' or first == "'":  # quoted: on its line, no space at either end, none doubled
+        end = value.find(first, 1)
+        if end == -1 or value[end + 1 :].strip(" "):
+            return None
+        inner = value[1:end]
+        if (first == '"' and "\\" in inner) or "  " in inner or inner != inner.strip(" "):
+            return None
+        return inner
+    if first not in _PLAIN_FIRST or "#" in value:
+        return None
+    plain = value.rstrip(" ")  # its trailing spaces are not part of it
+    if ": " in plain or plain[-1] == ":" or "  " in plain:
+        return None
+    return plain
+
+
 def simple_mapping(text: str) -> dict[str, Value] | None:
-    """``text`` as a mapping if it lies in the subset above, else None."""
+    """``text`` as a mapping if it lies in the subset above, else None. String methods, one
+    line at a time: a regular expression per line cost twice as much."""
     if not text.replace("\n", "").isprintable():  # YAML refuses some; Python is stricter
         return None
-    lines: list[tuple[str, str, str]] = _LINES.findall(text)
-    if len(lines) != text.count("\n") + 1:
-        return None  # a line outside the subset
     found: dict[str, Value] = {}
     nested: dict[str, str] | None = None
     opened: list[str] = []
-    for indented, key, value in lines:
-        if not key:
+    for line in text.split("\n"):
+        indented = line.startswith("  ")
+        key, colon, rest = line[2:].partition(":") if indented else line.partition(":")
+        if not colon:
+            if line.strip(" "):
+                return None
             continue  # a blank line
-        if not value:  # "key:" opens a nested mapping
+        if key not in _COMMON_KEYS and _KEY.fullmatch(key) is None:
+            return None
+        after = rest.lstrip(" ")
+        if not after:  # "key:" opens a nested mapping
             if indented or key in found:
                 return None
             nested = found[key] = {}
             opened.append(key)
             continue
-        if value[0] == '"' or value[0] == "'":  # quoted: no space at either end, none doubled
-            value = value[1:-1]
-            if "  " in value or value != value.strip(" "):
-                return None
-        else:  # plain: its trailing spaces are not part of it
-            value = value.rstrip(" ")
-            if ": " in value or value[-1] == ":" or "  " in value:
-                return None
+        value = _scalar(after) if rest[0] == " " else None
+        if value is None:
+            return None
         if indented:
             if nested is None or key in nested:
                 return None
