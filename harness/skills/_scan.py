@@ -297,57 +297,75 @@ class SkillScan:
         bounds: _Bounds,
         order: int,
     ) -> None:
-        if self.stop is not None and self.stop.is_set():
+        stop = self.stop
+        if stop is not None and stop.is_set():
             raise WalkCancelled
         bounds.dirs += 1
         try:
             with os.scandir(fd) as listing:
-                named = {entry.name: entry for entry in listing}  # unsorted: sorted where needed
+                entries = list(listing)  # unsorted: sorted where needed
         except OSError as exc:
             self.warn(rel, f"directory skipped: it cannot be read ({reason(exc)})")
             return
         prefix = f"{rel}/" if rel else ""
         if self.deny is not None:
-            named = self._allowed(prefix, named)
-        if level and GITIGNORE in named:
-            applied = self._chain(fd, rel, chain)
-            if applied is _BLOCKED:
-                return
-            chain = applied  # type: ignore[assignment]
-        skill_file = named.get(SKILL_FILE)
-        if skill_file is not None:
-            bounds.whole = bounds.whole or not level
-            owner = self._read(fd, prefix, skill_file, chain, order) or owner
+            entries = self._allowed(prefix, entries)
+        skill_file: os.DirEntry[str] | None = None
         subdirs: list[str] = []
+        files: list[str] = []
         prune = self.prune
-        for name, entry in named.items():
+        for entry in entries:
+            name = entry.name
+            if name == SKILL_FILE:
+                skill_file = entry
+            elif name == GITIGNORE and level:
+                applied = self._chain(fd, rel, chain)
+                if applied is _BLOCKED:
+                    return
+                chain = applied  # type: ignore[assignment]
             if entry.is_dir(follow_symlinks=False):
                 if name not in prune:
                     subdirs.append(name)
-                continue
-            if chain is not None and chain.ignored(prefix + name, name, False):
-                continue
-            if skill_file is None and len(name) == 8 and name.lower() == "skill.md":
-                self.warn(prefix + name, f"not a skill: the file must be named {SKILL_FILE}")
-            elif owner is not None and name != SKILL_FILE and name != GITIGNORE:
-                owner.resources.append(prefix + name)  # sorted by the catalog
+            else:
+                files.append(name)
+        if skill_file is not None:
+            bounds.whole = bounds.whole or not level
+            owner = self._read(fd, prefix, skill_file, chain, order) or owner
+        if files:
+            self._files(prefix, files, chain, owner, skill_file is not None)
         if subdirs:
             self._descend(fd, prefix, level, chain, owner, bounds, order, subdirs)
 
-    def _allowed(
-        self, prefix: str, named: dict[str, os.DirEntry[str]]
-    ) -> dict[str, os.DirEntry[str]]:
-        """``named`` without the entries ``deny_read`` denies (each warned)."""
+    def _files(
+        self,
+        prefix: str,
+        names: list[str],
+        chain: IgnoreChain | None,
+        owner: FoundSkill | None,
+        has_skill: bool,
+    ) -> None:
+        """The files of one listed directory other than its ``SKILL.md``: resources of
+        ``owner`` (the nearest skill above), or a warning for a ``skill.md`` in another case."""
+        for name in names:
+            if chain is not None and chain.ignored(prefix + name, name, False):
+                continue
+            if not has_skill and len(name) == 8 and name.lower() == "skill.md":
+                self.warn(prefix + name, f"not a skill: the file must be named {SKILL_FILE}")
+            elif owner is not None and name != SKILL_FILE and name != GITIGNORE:
+                owner.resources.append(prefix + name)  # sorted by the catalog
+
+    def _allowed(self, prefix: str, entries: list[os.DirEntry[str]]) -> list[os.DirEntry[str]]:
+        """``entries`` without those ``deny_read`` denies (each warned)."""
         hint = self._deny_hint
-        if hint is not None and hint("\n".join(named)) is None:
-            return named  # one search for the whole listing: each name is in the joined text
-        suspects = [name for name in named if hint(name)] if hint is not None else list(named)
-        denied = [
-            n for n in suspects if self.denied(prefix + n, named[n].is_dir(follow_symlinks=False))
-        ]
-        if not denied:
-            return named
-        return {name: entry for name, entry in named.items() if name not in denied}
+        if hint is not None and hint("\n".join([entry.name for entry in entries])) is None:
+            return entries  # one search for the whole listing: each name is in the joined text
+        denied = {
+            entry.name
+            for entry in entries
+            if (hint is None or hint(entry.name))
+            and self.denied(prefix + entry.name, entry.is_dir(follow_symlinks=False))
+        }
+        return [entry for entry in entries if entry.name not in denied] if denied else entries
 
     def _descend(
         self,
