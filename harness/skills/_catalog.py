@@ -305,7 +305,8 @@ class _Collected:
         alterations, parsed, notes = known
         for alteration in alterations:
             self.note(shown, alteration)
-        self._notes(shown, notes, loaded=parsed is not None)
+        if notes:
+            self._notes(shown, notes, loaded=parsed is not None)
         if parsed is None:
             return
         skill = Skill(
@@ -472,7 +473,8 @@ def _resolve(collected: _Collected) -> tuple[tuple[Skill, ...], tuple[tuple[str,
     winners: list[Skill] = []
     shadowed: list[tuple[str, str]] = []
     for name, group in by_name.items():
-        group.sort(key=_precedence)
+        if len(group) > 1:
+            group.sort(key=_precedence)
         winner = group[0].skill
         winners.append(winner)
         for loser in group[1:]:

@@ -65,10 +65,13 @@ class Parsed(NamedTuple):
 
 def split_frontmatter(text: str) -> tuple[str, str, int] | str:
     """(frontmatter, body, the file line the frontmatter starts on), or why there is none."""
-    opened = _OPEN.match(text)
-    if opened is None:
-        return "no frontmatter: SKILL.md must start with a line '---'"
-    start = opened.end()
+    if text.startswith("---\n"):
+        start = 4  # the common opening line, without a match
+    else:
+        opened = _OPEN.match(text)
+        if opened is None:
+            return "no frontmatter: SKILL.md must start with a line '---'"
+        start = opened.end()
     line = start - 1  # the opening line's "\n": each candidate is a "\n---" found after it
     while (line := text.find("\n---", line)) != -1:
         closed = _CLOSE.match(text, line + 1)
