@@ -394,7 +394,7 @@ class SkillScan:
                 bounds.unlisted += 1
                 continue
             if top:
-                if self._reused(name, bounds):
+                if bounds.reuse is not None and self._reused(name, bounds):
                     continue
                 marks = (len(found), len(warnings), bounds.dirs, bounds.too_deep)
             try:
