@@ -418,7 +418,7 @@ def _scan_keys(
     """Scan each skills directory of ``keys``; with a cache, only what changed since."""
     for rel, order in keys:
         if cache is None or state is None:
-            scan.scan(rel, order=order)
+            scan.scan(rel, order=order, keep=False)
             continue
         previous, dirt = cache.take(state, (rel, order))
         change = affected(rel, dirt) if previous is not None else None

@@ -63,9 +63,8 @@ _BLOCKED = object()  # a directory whose .gitignore cannot be applied: nothing b
 
 @dataclass(slots=True)
 class FoundSkill:
-    """One ``SKILL.md`` read: its path (relative to the scan's root), bytes, file identity,
-    the skills directory's place in the configuration (``order``) and its resources (in
-    listing order: sort them)."""
+    """One ``SKILL.md`` read: its path (relative to the scan's root), bytes, file identity, the
+    skills directory's place in the configuration (``order``), resources (listing order)."""
 
     rel: str
     data: bytes
@@ -87,9 +86,8 @@ class ChildScan:
 
 @dataclass(slots=True)
 class DirScan:
-    """One skills directory's scan: everything it found and warned, and per direct child
-    what it gave (None: not reusable piecewise, as when a bound cut it or the skills
-    directory itself holds ``SKILL.md``)."""
+    """One skills directory's scan: all it found and warned, and what each direct child gave
+    (None: not reusable piecewise: a bound cut it, it holds ``SKILL.md``, or not kept)."""
 
     found: list[FoundSkill]
     warnings: list[tuple[str, str]]
@@ -106,6 +104,7 @@ class _Bounds:
     reuse: dict[str, ChildScan] | None = None
     dirty: frozenset[str] = frozenset()
     reused: int = 0
+    keep: bool = True  # record each direct child's scan (for reuse by a cache)
 
 
 class SkillScan:
@@ -178,17 +177,19 @@ class SkillScan:
         order: int,
         reuse: DirScan | None = None,
         dirty: frozenset[str] = frozenset(),
+        keep: bool = True,
     ) -> DirScan:
         """Find the skills below directory ``rel`` ("/"-separated; "" is the root). With
         ``reuse`` (this directory's last scan), direct children not named in ``dirty`` are
-        taken from it instead of being listed again; the result is a cold scan's."""
+        taken from it instead of being listed again; the result is a cold scan's. Without
+        ``keep`` (no cache keeps it) nothing is recorded per child."""
         first_found, first_warning = len(self.found), len(self.warnings)
         reached = None if self.closed else self._reach(rel)
         if reached is None:
             return DirScan(self.found[first_found:], self.warnings[first_warning:], None)
         fd, chain = reached
         pieces = reuse.children if reuse is not None else None
-        bounds = _Bounds(reuse=pieces, dirty=dirty)
+        bounds = _Bounds(reuse=pieces, dirty=dirty, keep=keep or reuse is not None)
         try:
             self._list(fd, rel, 0, chain, None, bounds, order)
         finally:
@@ -198,7 +199,7 @@ class SkillScan:
         if not piecewise and bounds.reused:  # a bound depends on every child: scan cold
             del self.found[first_found:], self.warnings[first_warning:]
             return self.scan(rel, order=order)
-        children = bounds.record if piecewise else None
+        children = bounds.record if piecewise and bounds.keep else None
         return DirScan(self.found[first_found:], self.warnings[first_warning:], children)
 
     def _bound_warnings(self, rel: str, bounds: _Bounds) -> None:
@@ -344,8 +345,7 @@ class SkillScan:
         owner: FoundSkill | None,
         has_skill: bool,
     ) -> None:
-        """The files of one listed directory other than its ``SKILL.md``: resources of
-        ``owner`` (the nearest skill above), or a warning for a ``skill.md`` in another case."""
+        """A listed directory's files: resources of ``owner`` (the nearest skill), or warned."""
         for name in names:
             if chain is not None and chain.ignored(prefix + name, name, False):
                 continue
@@ -387,7 +387,7 @@ class SkillScan:
         if level >= self.max_depth:
             bounds.too_deep += len(subdirs)
             return
-        found, warnings, top = self.found, self.warnings, level == 0
+        found, warnings, top = self.found, self.warnings, level == 0 and bounds.keep
         marks = (0, 0, 0, 0)
         for name in subdirs:
             if bounds.dirs >= self.max_dirs:
