@@ -23,7 +23,8 @@ it are the process's CPU time for the same calls (all threads: the event loop an
 discovery thread), and split discovery into its parts: ``scan`` lists the tree and reads
 each ``SKILL.md`` (``SkillScan``: descriptors, ``O_NOFOLLOW``, bounds, ``deny_read``),
 ``parse and catalog`` turns the bytes read into skills (frontmatter, digests, resources,
-collisions). Each part's ratio is against the same floor's CPU time.
+collisions). Each part's ratio is against the same floor's CPU time, the rounds of all four
+interleaved.
 
 Usage: ``python benchmarks/skills.py [--quick]``. Timings are best-of-N rounds.
 """
@@ -95,9 +96,6 @@ def _best(
 
 def _cpu_breakdown(root: Path, rounds: int) -> None:
     """Discovery's CPU time against the floor's, whole and by part (see the docstring)."""
-    cpu = time.process_time
-    floor = _best(rounds, lambda: _floor(root), cpu)
-    whole = _best(rounds, lambda: anyio.run(SkillCatalog.discover, root), cpu)
     real = os.path.realpath(root)
 
     def scan() -> SkillScan:
@@ -113,9 +111,19 @@ def _cpu_breakdown(root: Path, rounds: int) -> None:
             collected.add(one, one.rel, "project", one.rel.count("/"))
         return _resolve(collected)
 
-    _report("discover 1000 skills (CPU)", whole, floor, None)
-    _report("  scan: list and read (CPU)", _best(rounds, scan, cpu), floor, None)
-    _report("  parse and catalog (CPU)", _best(rounds, parse, cpu), floor, None)
+    calls: dict[str, Callable[[], object]] = {
+        "floor": lambda: _floor(root),
+        "discover 1000 skills (CPU)": lambda: anyio.run(SkillCatalog.discover, root),
+        "  scan: list and read (CPU)": scan,
+        "  parse and catalog (CPU)": parse,
+    }
+    best = dict.fromkeys(calls, float("inf"))
+    for _ in range(rounds * 2):  # interleaved: a change of load reaches every row alike
+        for name, call in calls.items():
+            best[name] = min(best[name], _best(1, call, time.process_time))
+    floor = best.pop("floor")
+    for name, measured in best.items():
+        _report(name, measured, floor, None)
 
 
 def _report(name: str, measured: float, floor: float, target: float | None) -> None:
