@@ -339,14 +339,8 @@ class _Collected:
 
 def _shown_resources(shown: str, rel: str, resources: list[str]) -> tuple[str, ...]:
     """A skill's resources, sorted, as its ``path`` is shown (``user:`` prefix kept)."""
-    if not resources:
-        return ()
     base = shown[: len(shown) - len(rel)] if shown.endswith(rel) else ""
-    resources = sorted(resources)
-    joined = "".join(resources)
-    if display_path(joined) == joined:  # then no path needs escaping: one check for all
-        return tuple(resources) if not base else tuple(base + path for path in resources)
-    return tuple(base + display_path(path) for path in resources)
+    return tuple(base + display_path(path) for path in sorted(resources))
 
 
 @dataclass(frozen=True, slots=True)
