@@ -305,7 +305,8 @@ class _Collected:
         alterations, parsed, notes = known
         for alteration in alterations:
             self.note(shown, alteration)
-        self._notes(shown, notes, loaded=parsed is not None)
+        if notes:
+            self._notes(shown, notes, loaded=parsed is not None)
         if parsed is None:
             return
         skill = Skill(
@@ -320,9 +321,7 @@ class _Collected:
             license=parsed.license,
             compatibility=parsed.compatibility,
             body=parsed.body,
-            resources=tuple(
-                _shown_resource(shown, found.rel, rel) for rel in sorted(found.resources)
-            ),
+            resources=_shown_resources(shown, found.rel, found.resources),
         )
         self.candidates.append(_Candidate(skill, depth, found.order))
 
@@ -338,10 +337,10 @@ class _Collected:
             self.warnings.append((shown, note.text + suffix))
 
 
-def _shown_resource(shown: str, rel: str, resource: str) -> str:
-    """A resource's path as the skill's ``path`` is shown (``user:`` prefix kept)."""
+def _shown_resources(shown: str, rel: str, resources: list[str]) -> tuple[str, ...]:
+    """A skill's resources, sorted, as its ``path`` is shown (``user:`` prefix kept)."""
     base = shown[: len(shown) - len(rel)] if shown.endswith(rel) else ""
-    return base + display_path(resource)
+    return tuple(base + display_path(path) for path in sorted(resources))
 
 
 @dataclass(frozen=True, slots=True)
@@ -413,7 +412,7 @@ def _scan_keys(
     """Scan each skills directory of ``keys``; with a cache, only what changed since."""
     for rel, order in keys:
         if cache is None or state is None:
-            scan.scan(rel, order=order)
+            scan.scan(rel, order=order, keep=False)
             continue
         previous, dirt = cache.take(state, (rel, order))
         change = affected(rel, dirt) if previous is not None else None
@@ -468,7 +467,8 @@ def _resolve(collected: _Collected) -> tuple[tuple[Skill, ...], tuple[tuple[str,
     winners: list[Skill] = []
     shadowed: list[tuple[str, str]] = []
     for name, group in by_name.items():
-        group.sort(key=_precedence)
+        if len(group) > 1:
+            group.sort(key=_precedence)
         winner = group[0].skill
         winners.append(winner)
         for loser in group[1:]:

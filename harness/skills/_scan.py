@@ -8,7 +8,7 @@
     ...     _ = out.write("---\\nname: pdf\\ndescription: PDFs.\\n---\\n")
     >>> open(os.path.join(root, ".claude/skills/pdf/scripts/run.py"), "w").close()
     >>> with SkillScan(root, prune=(), max_bytes=65536) as scan:
-    ...     scan.scan(".claude/skills", order=0)
+    ...     _ = scan.scan(".claude/skills", order=0)
     >>> [(f.rel, f.resources) for f in scan.found], scan.warnings
     ([('.claude/skills/pdf/SKILL.md', ['.claude/skills/pdf/scripts/run.py'])], [])
 
@@ -63,9 +63,8 @@ _BLOCKED = object()  # a directory whose .gitignore cannot be applied: nothing b
 
 @dataclass(slots=True)
 class FoundSkill:
-    """One ``SKILL.md`` read: its path (relative to the scan's root), bytes, file identity,
-    the skills directory's place in the configuration (``order``) and its resources (in
-    listing order: sort them)."""
+    """One ``SKILL.md`` read: its path (relative to the scan's root), bytes, file identity, the
+    skills directory's place in the configuration (``order``), resources (listing order)."""
 
     rel: str
     data: bytes
@@ -87,9 +86,8 @@ class ChildScan:
 
 @dataclass(slots=True)
 class DirScan:
-    """One skills directory's scan: everything it found and warned, and per direct child
-    what it gave (None: not reusable piecewise, as when a bound cut it or the skills
-    directory itself holds ``SKILL.md``)."""
+    """One skills directory's scan: all it found and warned, and what each direct child gave
+    (None: not reusable piecewise: a bound cut it, it holds ``SKILL.md``, or not kept)."""
 
     found: list[FoundSkill]
     warnings: list[tuple[str, str]]
@@ -106,6 +104,7 @@ class _Bounds:
     reuse: dict[str, ChildScan] | None = None
     dirty: frozenset[str] = frozenset()
     reused: int = 0
+    keep: bool = True  # record each direct child's scan (for reuse by a cache)
 
 
 class SkillScan:
@@ -178,17 +177,19 @@ class SkillScan:
         order: int,
         reuse: DirScan | None = None,
         dirty: frozenset[str] = frozenset(),
+        keep: bool = True,
     ) -> DirScan:
         """Find the skills below directory ``rel`` ("/"-separated; "" is the root). With
         ``reuse`` (this directory's last scan), direct children not named in ``dirty`` are
-        taken from it instead of being listed again; the result is a cold scan's."""
+        taken from it instead of being listed again; the result is a cold scan's. Without
+        ``keep`` (no cache keeps it) nothing is recorded per child."""
         first_found, first_warning = len(self.found), len(self.warnings)
         reached = None if self.closed else self._reach(rel)
         if reached is None:
             return DirScan(self.found[first_found:], self.warnings[first_warning:], None)
         fd, chain = reached
         pieces = reuse.children if reuse is not None else None
-        bounds = _Bounds(reuse=pieces, dirty=dirty)
+        bounds = _Bounds(reuse=pieces, dirty=dirty, keep=keep or reuse is not None)
         try:
             self._list(fd, rel, 0, chain, None, bounds, order)
         finally:
@@ -198,7 +199,7 @@ class SkillScan:
         if not piecewise and bounds.reused:  # a bound depends on every child: scan cold
             del self.found[first_found:], self.warnings[first_warning:]
             return self.scan(rel, order=order)
-        children = bounds.record if piecewise else None
+        children = bounds.record if piecewise and bounds.keep else None
         return DirScan(self.found[first_found:], self.warnings[first_warning:], children)
 
     def _bound_warnings(self, rel: str, bounds: _Bounds) -> None:
@@ -297,54 +298,74 @@ class SkillScan:
         bounds: _Bounds,
         order: int,
     ) -> None:
-        if self.stop is not None and self.stop.is_set():
+        stop = self.stop
+        if stop is not None and stop.is_set():
             raise WalkCancelled
         bounds.dirs += 1
         try:
             with os.scandir(fd) as listing:
-                named = {entry.name: entry for entry in listing}  # unsorted: sorted where needed
+                entries = list(listing)  # unsorted: sorted where needed
         except OSError as exc:
             self.warn(rel, f"directory skipped: it cannot be read ({reason(exc)})")
             return
         prefix = f"{rel}/" if rel else ""
         if self.deny is not None:
-            named = self._allowed(prefix, named)
-        if level and GITIGNORE in named:
-            applied = self._chain(fd, rel, chain)
-            if applied is _BLOCKED:
-                return
-            chain = applied  # type: ignore[assignment]
-        skill_file = named.get(SKILL_FILE)
+            entries = self._allowed(prefix, entries)
+        skill_file: os.DirEntry[str] | None = None
+        subdirs: list[str] = []
+        files: list[str] = []
+        prune = self.prune
+        for entry in entries:
+            name = entry.name
+            if name == SKILL_FILE:
+                skill_file = entry
+            elif name == GITIGNORE and level:
+                applied = self._chain(fd, rel, chain)
+                if applied is _BLOCKED:
+                    return
+                chain = applied  # type: ignore[assignment]
+            if entry.is_dir(follow_symlinks=False):
+                if name not in prune:
+                    subdirs.append(name)
+            else:
+                files.append(name)
         if skill_file is not None:
             bounds.whole = bounds.whole or not level
             owner = self._read(fd, prefix, skill_file, chain, order) or owner
-        subdirs: list[os.DirEntry[str]] = []
-        prune = self.prune
-        for name, entry in named.items():
-            if entry.is_dir(follow_symlinks=False):
-                if name not in prune:
-                    subdirs.append(entry)
-                continue
+        if files:
+            self._files(prefix, files, chain, owner, skill_file is not None)
+        if subdirs:
+            self._descend(fd, prefix, level, chain, owner, bounds, order, subdirs)
+
+    def _files(
+        self,
+        prefix: str,
+        names: list[str],
+        chain: IgnoreChain | None,
+        owner: FoundSkill | None,
+        has_skill: bool,
+    ) -> None:
+        """A listed directory's files: resources of ``owner`` (the nearest skill), or warned."""
+        for name in names:
             if chain is not None and chain.ignored(prefix + name, name, False):
                 continue
-            if skill_file is None and name.lower() == "skill.md":
+            if not has_skill and len(name) == 8 and name.lower() == "skill.md":
                 self.warn(prefix + name, f"not a skill: the file must be named {SKILL_FILE}")
             elif owner is not None and name != SKILL_FILE and name != GITIGNORE:
                 owner.resources.append(prefix + name)  # sorted by the catalog
-        self._descend(fd, prefix, level, chain, owner, bounds, order, subdirs)
 
-    def _allowed(
-        self, prefix: str, named: dict[str, os.DirEntry[str]]
-    ) -> dict[str, os.DirEntry[str]]:
-        """``named`` without the entries ``deny_read`` denies (each warned)."""
+    def _allowed(self, prefix: str, entries: list[os.DirEntry[str]]) -> list[os.DirEntry[str]]:
+        """``entries`` without those ``deny_read`` denies (each warned)."""
         hint = self._deny_hint
-        suspects = [name for name in named if hint(name)] if hint is not None else list(named)
-        denied = [
-            n for n in suspects if self.denied(prefix + n, named[n].is_dir(follow_symlinks=False))
-        ]
-        if not denied:
-            return named
-        return {name: entry for name, entry in named.items() if name not in denied}
+        if hint is not None and hint("\n".join([entry.name for entry in entries])) is None:
+            return entries  # one search for the whole listing: each name is in the joined text
+        denied = {
+            entry.name
+            for entry in entries
+            if (hint is None or hint(entry.name))
+            and self.denied(prefix + entry.name, entry.is_dir(follow_symlinks=False))
+        }
+        return [entry for entry in entries if entry.name not in denied] if denied else entries
 
     def _descend(
         self,
@@ -355,24 +376,27 @@ class SkillScan:
         owner: FoundSkill | None,
         bounds: _Bounds,
         order: int,
-        subdirs: list[os.DirEntry[str]],
+        subdirs: list[str],
     ) -> None:
-        names = [entry.name for entry in subdirs]
-        if chain is not None and names:
-            kept = chain.kept_dirs(prefix, names)
-            inside = set(chain.tracked_dirs(prefix, [n for n in names if n not in kept]))
-        else:
-            kept, inside = names, set()
-        for name in sorted({*kept, *inside}):
-            if level >= self.max_depth:
-                bounds.too_deep += 1
-                continue
+        inside: set[str] = set()
+        if chain is not None:
+            kept = chain.kept_dirs(prefix, subdirs)
+            inside = set(chain.tracked_dirs(prefix, [n for n in subdirs if n not in kept]))
+            subdirs = [*kept, *inside]
+        subdirs.sort()
+        if level >= self.max_depth:
+            bounds.too_deep += len(subdirs)
+            return
+        found, warnings, top = self.found, self.warnings, level == 0 and bounds.keep
+        marks = (0, 0, 0, 0)
+        for name in subdirs:
             if bounds.dirs >= self.max_dirs:
                 bounds.unlisted += 1
                 continue
-            if level == 0 and self._reused(name, bounds):
-                continue
-            marks = (len(self.found), len(self.warnings), bounds.dirs, bounds.too_deep)
+            if top:
+                if bounds.reuse is not None and self._reused(name, bounds):
+                    continue
+                marks = (len(found), len(warnings), bounds.dirs, bounds.too_deep)
             try:
                 child = os.open(name, DIR_FLAGS, dir_fd=fd)
             except OSError as exc:
@@ -383,10 +407,10 @@ class SkillScan:
                 self._list(child, prefix + name, level + 1, below, owner, bounds, order)
             finally:
                 os.close(child)
-            if level == 0:
+            if top:
                 bounds.record[name] = ChildScan(
-                    self.found[marks[0] :],
-                    self.warnings[marks[1] :],
+                    found[marks[0] :],
+                    warnings[marks[1] :],
                     bounds.dirs - marks[2],
                     bounds.too_deep - marks[3],
                 )

@@ -12,9 +12,10 @@ text entirely inside a small subset of YAML is read here, giving exactly what
 else (``None``) goes to PyYAML. The subset: top-level ``key: value`` lines and ``key:`` lines
 followed by two-space-indented ``key: value`` lines; a key is ``[A-Za-z][A-Za-z0-9_-]*``,
 used once per mapping; a value is a plain scalar that starts with a letter, a digit or
-``(`` and holds no ``#``, no ``": "`` and no tab, or a single- or double-quoted string on
-its line with no quote or backslash inside; every character printable. Blank lines are
-skipped.
+``(`` and holds no ``#``, no ``": "``, no two spaces in a row and no tab, or a single- or
+double-quoted string alone on its line, with no quote of its kind inside, no backslash in a
+double-quoted one, no space at either end and no two in a row; every character printable.
+Blank lines (spaces only) are skipped.
 """
 
 from __future__ import annotations
@@ -23,63 +24,75 @@ import re
 
 __all__ = ["simple_mapping"]
 
-# One line of the subset: an optional two-space indent, a key, and after ": " (spaces
-# around allowed) a double- or single-quoted string or a plain scalar, or nothing (a key
-# opening a nested mapping). What the pattern cannot say is checked after it matches.
-_LINE = re.compile(
-    r"(  )?([A-Za-z][A-Za-z0-9_-]*):"
-    r"(?: +(?:\"([^\"\\]*)\"|'([^']*)'|([A-Za-z0-9(][^#\t]*?)))? *"
+_KEY = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
+# Keys most frontmatter uses (the specification's, and metadata's author and version),
+# each a key of the subset: a set lookup before the pattern.
+_COMMON_KEYS = frozenset(
+    {"name", "description", "license", "compatibility", "metadata", "allowed-tools"}
+    | {"author", "version"}
 )
+_PLAIN_FIRST = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789(")
 
 Value = str | dict[str, str]
 
 
-def _value(double: str | None, single: str | None, plain: str | None) -> str | None:
-    """The scalar a matched line holds, None when it is outside the subset."""
-    if plain is not None:
-        if ": " in plain or plain.endswith(":") or "  " in plain:
+def _scalar(value: str) -> str | None:
+    """The scalar after ``key:`` and its spaces (``value``: the rest of the line, not
+    empty), None when it is outside the subset."""
+    first = value[0]
+    if first == '"' or first == "'":  # quoted: on its line, no space at either end, none doubled
+        end = value.find(first, 1)
+        if end == -1 or value[end + 1 :].strip(" "):
             return None
-        return plain
-    inner = double if double is not None else single
-    if inner is None or "  " in inner or inner != inner.strip(" "):
+        inner = value[1:end]
+        if (first == '"' and "\\" in inner) or "  " in inner or inner != inner.strip(" "):
+            return None
+        return inner
+    if first not in _PLAIN_FIRST or "#" in value:
         return None
-    return inner
+    plain = value.rstrip(" ")  # its trailing spaces are not part of it
+    if ": " in plain or plain[-1] == ":" or "  " in plain:
+        return None
+    return plain
 
 
 def simple_mapping(text: str) -> dict[str, Value] | None:
-    """``text`` as a mapping if it lies in the subset above, else None."""
+    """``text`` as a mapping if it lies in the subset above, else None. String methods, one
+    line at a time: a regular expression per line cost twice as much."""
     if not text.replace("\n", "").isprintable():  # YAML refuses some; Python is stricter
         return None
     found: dict[str, Value] = {}
     nested: dict[str, str] | None = None
-    line_match = _LINE.fullmatch
+    opened: list[str] = []
     for line in text.split("\n"):
-        match = line_match(line)
-        if match is None:
+        indented = line.startswith("  ")
+        key, colon, rest = line[2:].partition(":") if indented else line.partition(":")
+        if not colon:
             if line.strip(" "):
                 return None
             continue  # a blank line
-        indented, key, double, single, plain = match.groups()
-        opens = double is None and single is None and plain is None
-        if indented:
-            if nested is None or key in nested or opens:
+        if key not in _COMMON_KEYS and _KEY.fullmatch(key) is None:
+            return None
+        after = rest.lstrip(" ")
+        if not after:  # "key:" opens a nested mapping
+            if indented or key in found:
                 return None
-            value = _value(double, single, plain)
-            if value is None:
+            nested = found[key] = {}
+            opened.append(key)
+            continue
+        value = _scalar(after) if rest[0] == " " else None
+        if value is None:
+            return None
+        if indented:
+            if nested is None or key in nested:
                 return None
             nested[key] = value
             continue
         if key in found:
             return None
-        if opens:
-            nested = {}
-            found[key] = nested
-            continue
         nested = None
-        value = _value(double, single, plain)
-        if value is None:
-            return None
         found[key] = value
-    if not found:
-        return None
-    return {key: ("" if value == {} else value) for key, value in found.items()}
+    for key in opened:
+        if not found[key]:
+            found[key] = ""  # "key:" with nothing below it is an empty scalar
+    return found or None

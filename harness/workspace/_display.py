@@ -66,6 +66,8 @@ def display_path(rel: str) -> str:
     are shown as ``\\xNN``, any other lone surrogate as ``\\uXXXX``; control characters
     escaped too; and a backslash is shown doubled (a directory literally named ``\\xff`` must
     not read like the byte 0xFF). Total: every ``str`` has a display that encodes as UTF-8."""
+    if rel.isprintable() and "\\" not in rel:
+        return rel  # no control character, no surrogate, no backslash: shown as it is
     if "\\" in rel:
         rel = rel.replace("\\", "\\\\")
     rel = printable(rel)

@@ -31,6 +31,8 @@ _TEXT = st.lists(_LINE, max_size=6).map(lambda lines: "\n".join(lines) + "\n")
 @example("name: pdf\ndescription: Read PDFs.\nmetadata:\n  version: '1.0'\n")
 @example("metadata:\nname: x\n")
 @example("allowed-tools: Bash(git:*) Read\n")
+@example("name: a b   \ndescription: x: y\n")
+@example("name: 'a b' \nlicense: x#y\n")
 def test_the_fast_path_agrees_with_pyyaml(text: str) -> None:
     fast = simple_mapping(text)
     if fast is None:
@@ -52,5 +54,14 @@ def test_the_common_shapes_take_the_fast_path_with_pyyamls_result() -> None:
     )
     fast = simple_mapping(text)
     assert fast is not None and fast == yaml.load(text, Loader=yaml.BaseLoader)
-    for outside in ("key: a  b\n", "key: 'a''b'\n", "  nested: x\n", "key:x\n", 'k: "a" b\n'):
+    for outside in (
+        "key: a #b\n",
+        "a: b\n#x\n",
+        "key: a:\n",
+        "key: a  b\n",
+        "key: 'a''b'\n",
+        "  nested: x\n",
+        "key:x\n",
+        'k: "a" b\n',
+    ):
         assert simple_mapping(outside) is None, outside
