@@ -960,9 +960,11 @@ def hook_reference(
 def build_chain(steps: Sequence[Step], calls: list[int]) -> Hooks:
     hooks = Hooks()
     for index, step in enumerate(steps):
-        timeout = TIMEOUT if step.behaviour in (*TIMED_OUT, "sleep_within") else None
-        if timeout is None and step.is_async and index % 2:
-            timeout = 5.0  # the timeout path with a handler that finishes in time
+        timeout = TIMEOUT if step.behaviour in TIMED_OUT else None
+        if step.behaviour == "sleep_within" or (timeout is None and step.is_async and index % 2):
+            # The timeout path with a handler that finishes in time: a margin no loaded
+            # machine's scheduling delay reaches (a wake-up late by TIMEOUT made it flaky).
+            timeout = 5.0
         hooks = hooks.register(
             "pre_tool_use",
             make_hook(index, step, calls),
