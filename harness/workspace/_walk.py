@@ -98,18 +98,23 @@ class Guide(Protocol):
 
 class _Parent:
     """A listed directory whose subdirectories are queued: open (``fd``) until the last is
-    opened, or closed at once (``fd`` None, past the budget: they are reached from the root)."""
+    opened, or closed at once (``fd`` None, past the budget: they are reached from the root).
 
-    __slots__ = ("fd", "pending", "rel")
+    ``left``: one token per queued subdirectory, popped as each is opened. ``list.pop`` is
+    atomic under the GIL, so the walk's threads need no lock for it, and exactly one pop (the
+    last: the list is popped from its end) gets the ``True`` that says "close it now"."""
+
+    __slots__ = ("fd", "left", "rel")
 
     def __init__(self, fd: int | None, rel: str, pending: int) -> None:
         self.fd = fd
         self.rel = rel
-        self.pending = pending
+        self.left = [True, *(False,) * (pending - 1)]
 
 
-# (parent or None for the root, name, relative path, depth, chain, bytes of the absolute path)
-_Job = tuple["_Parent | None", str, str, int, "IgnoreChain | None", int]
+# (parent or None for the root, name, relative path, chain); the depth and the bytes of the
+# absolute path follow from the relative path (``DirectoryWalk._length``)
+_Job = tuple["_Parent | None", str, str, "IgnoreChain | None"]
 
 
 class DirectoryWalk:
@@ -154,6 +159,10 @@ class DirectoryWalk:
         if gitignores:
             self._workspace_rules(rules if rules is not None else workspace_rules(root))
         self.root_fd = -1
+        self._root_length = name_length(root)
+        # A relative path shorter than this is surely within PATH_MAX (a character is at most
+        # 4 bytes), so ``drain`` counts its bytes only past it.
+        self._room = max(0, (PATH_MAX - self._root_length - 2) // 4)
         # When recorded (a snapshot for incremental reloads): the subdirectories each listed
         # directory walked (``listed``), the chain each applied .gitignore made for its
         # subtree (``chains``) and the chain of each ignored directory entered for its
@@ -192,29 +201,25 @@ class DirectoryWalk:
         work (named entries, ``.gitignore``) is delegated.
         """
         special, prune, stop = self.special, self.prune, self.stop
-        scandir, pop, push, dopen = os.scandir, stack.pop, stack.append, os.open
-        lock, listed, guide = self._lock, self.listed, self.guided
+        scandir, pop, extend, dopen = os.scandir, stack.pop, stack.extend, os.open
+        listed, guide, room = self.listed, self.guided, self._room
         only, deny = self.only, self.deny
         while stack and budget > 0:
             budget -= 1
             if stop is not None and stop.is_set():
                 raise WalkCancelled
-            parent, name, rel, depth, chain, length = pop()
+            parent, name, rel, chain = pop()
             try:
-                if parent is not None and parent.fd is not None and length < PATH_MAX:
+                if parent is not None and parent.fd is not None and len(rel) < room:
                     fd = dopen(name, DIR_FLAGS, dir_fd=parent.fd)  # the common case, inline
                 else:
-                    fd = self._open_dir(parent, rel, length)
+                    fd = self._open_dir(parent, rel)
             except OSError as exc:
                 self.warn(rel or ".", f"directory skipped: it cannot be read ({reason(exc)})")
                 continue
             finally:
-                if parent is not None:
-                    with lock:
-                        parent.pending -= 1
-                        last = not parent.pending
-                    if last:
-                        self._close_parent(parent)
+                if parent is not None and parent.left.pop():  # its last queued subdirectory
+                    self._close_parent(parent)
             kept = False
             try:
                 subdirs: list[str] = []
@@ -240,7 +245,7 @@ class DirectoryWalk:
                 ):
                     named = undenied(self.warn, deny, rel, named, subdirs)
                 if named is not None:
-                    chain = self._named(fd, rel, depth, length, chain, named, subdirs)
+                    chain = self._named(fd, rel, chain, named, subdirs)
                     if only is not None:  # a named entry that is a directory was added
                         subdirs = [name for name in subdirs if name in on_chain]
                 prefix = rel + "/" if rel else ""
@@ -264,17 +269,11 @@ class DirectoryWalk:
                     continue
                 held = self._hold(fd, rel, len(subdirs) + len(entered))
                 kept = held.fd is not None
-                depth += 1
-                length += 1  # the "/" before each name; an ASCII name is one byte a character
-                for name in subdirs:
-                    size = len(name) if name.isascii() else name_length(name)
-                    push((held, name, prefix + name, depth, chain, length + size))
+                extend([(held, name, prefix + name, chain) for name in subdirs])
                 if entered:
                     assert chain is not None
                     inside = chain.inside_ignored()
-                    for name in entered:
-                        size = name_length(name)
-                        push((held, name, prefix + name, depth, inside, length + size))
+                    extend([(held, name, prefix + name, inside) for name in entered])
             finally:
                 if not kept:
                     os.close(fd)
@@ -294,15 +293,22 @@ class DirectoryWalk:
         now = set(self.guide.choose(rel, [*subdirs, *entered]))
         return [n for n in subdirs if n in now], [n for n in entered if n in now]
 
-    def _open_dir(self, parent: _Parent | None, rel: str, length: int) -> int:
-        """Open a directory the inline case of ``drain`` does not: the root, one past
-        ``PATH_MAX`` (refused), one whose parent was closed (reached from the root)."""
-        problem = too_long(length)
+    def _open_dir(self, parent: _Parent | None, rel: str) -> int:
+        """Open a directory the inline case of ``drain`` does not: the root, one whose path
+        may be past ``PATH_MAX`` (refused if it is), one whose parent was closed (reached
+        from the root)."""
+        problem = too_long(self._length(rel))
         if problem is not None:
             raise problem
         if parent is None and not rel:
             return os.open(".", DIR_FLAGS, dir_fd=self.root_fd)
+        if parent is not None and parent.fd is not None:
+            return os.open(rel.rpartition("/")[2], DIR_FLAGS, dir_fd=parent.fd)
         return open_beneath(self.root_fd, rel)
+
+    def _length(self, rel: str) -> int:
+        """Bytes of the absolute path of directory ``rel``."""
+        return self._root_length + 1 + name_length(rel) if rel else self._root_length
 
     def _hold(self, fd: int, rel: str, pending: int) -> _Parent:
         """``fd`` kept open for its ``pending`` subdirectories, within the process-wide
@@ -332,8 +338,6 @@ class DirectoryWalk:
         self,
         fd: int,
         rel: str,
-        depth: int,
-        length: int,
         chain: IgnoreChain | None,
         named: dict[str, os.DirEntry[str]],
         subdirs: list[str],
@@ -356,7 +360,8 @@ class DirectoryWalk:
             if self.listed is not None and applied is not None:
                 self.chains[rel] = applied
         if named:
-            self.visitor.files(self, Here(fd, rel, depth, length, chain), named)
+            depth = rel.count("/") + 1 if rel else 0
+            self.visitor.files(self, Here(fd, rel, depth, self._length(rel), chain), named)
         return chain
 
     def apply_gitignore(
@@ -383,12 +388,10 @@ class DirectoryWalk:
             self.warn(".", f"directory skipped: it cannot be read ({reason(exc)})")
             return
         try:
-            length = name_length(self.root)
             stack: list[_Job] = [
-                (None, "", rel, rel.count("/") + 1 if rel else 0, chain,
-                 length + 1 + name_length(rel) if rel else length)
+                (None, "", rel, chain)
                 for rel, chain in (starts if starts is not None else (("", self.base),))
-            ]  # fmt: skip
+            ]
             if threads <= 1:
                 self.drain(stack, sys.maxsize)
             else:
