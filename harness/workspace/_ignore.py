@@ -337,17 +337,17 @@ class IgnoreChain:
     def kept_dirs(self, prefix: str, names: list[str]) -> list[str]:
         """The directory ``names`` (children of ``prefix``) that are not ignored (``names``
         itself when none is: the walk asks this for every directory it lists)."""
-        if self.only_tracked:
-            return [name for name in names if not self.ignored(prefix + name, name, True)]
         components = prefix.count("/") + 1
         names_only = self._name_only.get(components)
+        kept = self._kept
+        if names_only and kept.issuperset(names):  # the common case: names seen before
+            return names
+        if self.only_tracked:
+            return [name for name in names if not self.ignored(prefix + name, name, True)]
         if names_only is None:
             names_only = self._only_names_at(components)
         if not names_only:
             return [name for name in names if not self._decide(prefix + name, name, True)]
-        kept = self._kept
-        if kept.issuperset(names):  # the common case: names seen before, one C loop
-            return names
         memo = self._dir_memo
         ignored = False
         for name in names:

@@ -172,9 +172,8 @@ class DirectoryWalk:
         self.entries: dict[str, IgnoreChain] = {}
         self.guide = guide
         self.guided = guide.directories if guide is not None else None
-        self._lock = threading.Lock()
-        self._open: set[_Parent] = set()  # parents holding a descriptor
-        self._spare = 0  # descriptors taken from the process-wide budget, not yet held
+        self._open: list[_Parent] = []  # parents given a descriptor (None once closed)
+        self._spare: list[None] = []  # one per descriptor taken from the budget, not held
 
     def warn(self, rel: str, reason: str) -> None:
         self.warnings.append((rel, reason))
@@ -236,6 +235,10 @@ class DirectoryWalk:
                                 subdirs.append(name)
                 except OSError as exc:
                     self.warn(rel or ".", f"directory skipped: it cannot be read ({reason(exc)})")
+                    continue
+                if named is None and not subdirs and (guide is None or rel not in guide):
+                    if listed is not None:  # a leaf with nothing named: most directories
+                        listed[rel] = ()
                     continue
                 if only is not None:  # a scoped walk: only the subdirectories on its chains
                     on_chain = only.get(rel, frozenset())
@@ -312,26 +315,25 @@ class DirectoryWalk:
 
     def _hold(self, fd: int, rel: str, pending: int) -> _Parent:
         """``fd`` kept open for its ``pending`` subdirectories, within the process-wide
-        budget; taken ``_RESERVE`` descriptors at a time (``run`` gives back what is left),
-        so most holds and closes take this walk's lock alone."""
-        with self._lock:
-            if not self._spare:
-                self._spare = _DIRECTORIES.take_up_to(_RESERVE)
-                if not self._spare:
-                    return _Parent(None, rel, pending)
-            self._spare -= 1
-            held = _Parent(fd, rel, pending)
-            self._open.add(held)
+        budget, taken ``_RESERVE`` descriptors at a time (``run`` gives back what is left).
+        Lock-free but for that: ``list.pop`` and ``list.append`` are atomic under the GIL."""
+        try:
+            self._spare.pop()
+        except IndexError:
+            taken = _DIRECTORIES.take_up_to(_RESERVE)
+            if not taken:
+                return _Parent(None, rel, pending)
+            self._spare.extend((None,) * (taken - 1))
+        held = _Parent(fd, rel, pending)
+        self._open.append(held)
         return held
 
     def _close_parent(self, parent: _Parent) -> None:
-        """Its last subdirectory is open: close it (``run`` closes those left on failure)."""
-        with self._lock:
-            fd, parent.fd = parent.fd, None
-            self._open.discard(parent)
-            if fd is not None:
-                self._spare += 1
+        """Its last subdirectory is open (only one thread pops that token): close it and
+        give its descriptor back to the spare ones (``run`` closes those left on failure)."""
+        fd, parent.fd = parent.fd, None
         if fd is not None:
+            self._spare.append(None)
             os.close(fd)
 
     def _named(
@@ -398,12 +400,13 @@ class DirectoryWalk:
                 WalkPool(self.drain, stack, threads).run()
             self._index_problem()
         finally:
-            with self._lock:  # cancelled or failed: parents still queued hold descriptors
-                left = [held.fd for held in self._open if held.fd is not None]
-                for held in self._open:
-                    held.fd = None
-                self._open.clear()
-                spare, self._spare = self._spare, 0
+            # Every thread is done (cancelled or failed: parents still queued hold theirs).
+            left = [held.fd for held in self._open if held.fd is not None]
+            for held in self._open:
+                held.fd = None
+            self._open.clear()
+            spare = len(self._spare)
+            self._spare.clear()
             for fd in left:
                 os.close(fd)
             _DIRECTORIES.give_back(len(left) + spare)
