@@ -172,7 +172,7 @@ class DirectoryWalk:
         self.entries: dict[str, IgnoreChain] = {}
         self.guide = guide
         self.guided = guide.directories if guide is not None else None
-        self._open: list[_Parent] = []  # parents given a descriptor (None once closed)
+        self._open: set[_Parent] = set()  # parents holding a descriptor
         self._spare: list[None] = []  # one per descriptor taken from the budget, not held
 
     def warn(self, rel: str, reason: str) -> None:
@@ -316,7 +316,7 @@ class DirectoryWalk:
     def _hold(self, fd: int, rel: str, pending: int) -> _Parent:
         """``fd`` kept open for its ``pending`` subdirectories, within the process-wide
         budget, taken ``_RESERVE`` descriptors at a time (``run`` gives back what is left).
-        Lock-free but for that: ``list.pop`` and ``list.append`` are atomic under the GIL."""
+        Lock-free: ``list.pop``, ``list.append`` and ``set.add`` are atomic under the GIL."""
         try:
             self._spare.pop()
         except IndexError:
@@ -325,7 +325,7 @@ class DirectoryWalk:
                 return _Parent(None, rel, pending)
             self._spare.extend((None,) * (taken - 1))
         held = _Parent(fd, rel, pending)
-        self._open.append(held)
+        self._open.add(held)
         return held
 
     def _close_parent(self, parent: _Parent) -> None:
@@ -333,6 +333,7 @@ class DirectoryWalk:
         give its descriptor back to the spare ones (``run`` closes those left on failure)."""
         fd, parent.fd = parent.fd, None
         if fd is not None:
+            self._open.discard(parent)
             self._spare.append(None)
             os.close(fd)
 
