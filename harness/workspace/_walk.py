@@ -202,6 +202,7 @@ class DirectoryWalk:
         special, prune, stop = self.special, self.prune, self.stop
         scandir, pop, extend, dopen = os.scandir, stack.pop, stack.extend, os.open
         listed, guide, room = self.listed, self.guided, self._room
+        spare, opened = self._spare.pop, self._open.add
         only, deny = self.only, self.deny
         while stack and budget > 0:
             budget -= 1
@@ -244,7 +245,12 @@ class DirectoryWalk:
                     on_chain = only.get(rel, frozenset())
                     subdirs = [name for name in subdirs if name in on_chain]
                 if deny is not None and (
-                    named is not None or (subdirs and deny.may_deny_dirs(subdirs))
+                    named is not None
+                    or (
+                        subdirs
+                        and not deny.allowed_dirs.issuperset(subdirs)
+                        and deny.may_deny_dirs(subdirs)
+                    )
                 ):
                     named = undenied(self.warn, deny, rel, named, subdirs)
                 if named is not None:
@@ -270,7 +276,12 @@ class DirectoryWalk:
                             subdirs = self.guide.choose(rel, subdirs)
                 if not subdirs and not entered:
                     continue
-                held = self._hold(fd, rel, len(subdirs) + len(entered))
+                try:  # a spare descriptor (the common case, inline; else ``_hold``)
+                    spare()
+                    held = _Parent(fd, rel, len(subdirs) + len(entered))
+                    opened(held)
+                except IndexError:
+                    held = self._hold(fd, rel, len(subdirs) + len(entered))
                 kept = held.fd is not None
                 extend([(held, name, prefix + name, chain) for name in subdirs])
                 if entered:
@@ -315,15 +326,13 @@ class DirectoryWalk:
 
     def _hold(self, fd: int, rel: str, pending: int) -> _Parent:
         """``fd`` kept open for its ``pending`` subdirectories, within the process-wide
-        budget, taken ``_RESERVE`` descriptors at a time (``run`` gives back what is left).
-        Lock-free: ``list.pop``, ``list.append`` and ``set.add`` are atomic under the GIL."""
-        try:
-            self._spare.pop()
-        except IndexError:
-            taken = _DIRECTORIES.take_up_to(_RESERVE)
-            if not taken:
-                return _Parent(None, rel, pending)
-            self._spare.extend((None,) * (taken - 1))
+        budget, which ``drain`` found it has no spare descriptor of: ``_RESERVE`` more are
+        taken from it (``run`` gives back what is left). Lock-free: ``list.pop``,
+        ``list.extend`` and ``set.add`` are atomic under the GIL."""
+        taken = _DIRECTORIES.take_up_to(_RESERVE)
+        if not taken:
+            return _Parent(None, rel, pending)
+        self._spare.extend((None,) * (taken - 1))
         held = _Parent(fd, rel, pending)
         self._open.add(held)
         return held
