@@ -27,10 +27,13 @@ Rows:
   ``os.scandir(fd)``), pruning the directories the harness prunes, in-process like the load:
   no ignore rules, no reads. Goal: the cold load at most 1.2x this floor.
 - The breakdown (generated tree): ``floor + reads`` (the floor also reading every file named
-  like an instruction file, as the harness must), ``walk, no reads`` (the harness's walk, its
-  prunes, ignore and deny rules and snapshot record, with a visitor that reads nothing) and
-  ``walk + reads`` (the cold walk the load runs in its worker thread). The differences
-  between successive rows are printed: what the cold load spends over the floor, and on what.
+  like an instruction file, as the harness must), ``floor + snapshot`` (that floor also
+  recording each directory's relative path and the subdirectories it walked, the least a
+  snapshot for incremental reloads holds: ``listing.recorded``), ``walk, no reads`` (the
+  harness's walk, its prunes, ignore and deny rules and snapshot record, with a visitor that
+  reads nothing) and ``walk + reads`` (the cold walk the load runs in its worker thread).
+  The differences between successive rows are printed: what the cold load spends over the
+  floor, and on what.
 - ``GNU find``: ``find`` with the same prunes (``.git``, the vendored names, the gitignored
   names) listing the same files.
 - ``GNU find, 6 prunes``: find with only the prunes this particular tree needs (fewer ``-name``
@@ -71,7 +74,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import anyio
-from listing import by_descriptor
+from listing import by_descriptor, recorded
 
 from harness.instruction_files import InstructionFiles, InstructionFilesSettings
 from harness.instruction_files.discovery._incremental import walk as cold_walk
@@ -295,10 +298,11 @@ def walk_only(root: str, settings: InstructionFilesSettings) -> None:
     walk.run(settings.walk_threads or default_threads())
 
 
-BREAKDOWN = ("floor + reads", "walk, no reads", "walk + reads")
+BREAKDOWN = ("floor + reads", "floor + snapshot", "walk, no reads", "walk + reads")
 """The rows between the floor and the cold load: the floor reading the files the harness
-finds; the harness's walk reading nothing; that walk reading them (the whole cold load less
-the worker-thread hop, the hints and the cache)."""
+finds; that floor also recording each directory's relative path and listing (the least a
+snapshot for incremental reloads needs); the harness's walk reading nothing; that walk reading
+them (the whole cold load less the worker-thread hop, the hints and the cache)."""
 
 
 async def measure(
@@ -351,6 +355,10 @@ async def measure(
                     names = frozenset(settings.names)
                     start = time.perf_counter()
                     await anyio.to_thread.run_sync(by_descriptor, str(root), False, pruned, names)
+                elif name == "floor + snapshot":
+                    names = frozenset(settings.names)
+                    start = time.perf_counter()
+                    await anyio.to_thread.run_sync(recorded, str(root), pruned, names)
                 elif name == "walk, no reads":
                     start = time.perf_counter()
                     await anyio.to_thread.run_sync(walk_only, str(root), settings)
@@ -514,14 +522,19 @@ def report(
 def breakdown(medians: dict[str, float]) -> None:
     """What the cold load's time over the floor consists of, row by row."""
     floor, cold = medians["scandir(fd) floor"], medians["harness cold load"]
-    reads, walk, read = (medians[name] for name in BREAKDOWN)
+    reads, snapshot, walk, read = (medians[name] for name in BREAKDOWN)
     print(f"cold / (floor + reads) = {cold / reads:.2f}  (the floor reading the same files)")
+    print(
+        f"cold / (floor + snapshot) = {cold / snapshot:.2f}  (that floor also recording the "
+        "paths and listings a snapshot holds)"
+    )
     print(f"  the cold load over the floor: {(cold - floor) * 1000:.1f} ms, of which")
     parts = (
         ("walk, no reads - floor", walk - floor, "prunes, ignore and deny rules, paths, record"),
         ("walk + reads - walk", read - walk, "reading, decoding, pinning the files found"),
         ("  of it, the reads alone", reads - floor, "floor + reads - floor: the system calls"),
         ("cold load - walk + reads", cold - read, "worker thread, hints, cache, snapshot"),
+        ("floor + snapshot - reads", snapshot - reads, "relative paths and listings alone"),
     )
     for label, seconds, what in parts:
         print(f"    {label:<26} {seconds * 1000:8.1f} ms  ({what})")
