@@ -92,13 +92,13 @@ def recorded(root: str, prune: frozenset[str], read: frozenset[str]) -> dict[str
             parent, name, rel = stack.pop()
             fd = os.open(name, FLAGS) if parent is None else os.open(name, FLAGS, dir_fd=parent)
             subdirs = []
-            with os.scandir(fd) as entries:
-                for entry in entries:
+            with os.scandir(fd) as entries:  # by_descriptor's loop, so the rows differ by
+                for entry in entries:  # the record alone
                     if entry.is_dir(follow_symlinks=False):
-                        if entry.name not in prune:
-                            subdirs.append(entry.name)
+                        subdirs.append(entry.name)
                     elif entry.name in read:
                         _read(entry.name, fd)
+            subdirs = [name for name in subdirs if name not in prune]
             listed[rel] = tuple(subdirs)
             if subdirs:
                 held.append(fd)
