@@ -104,11 +104,10 @@ class _Parent:
     atomic under the GIL, so the walk's threads need no lock for it, and exactly one pop (the
     last: the list is popped from its end) gets the ``True`` that says "close it now"."""
 
-    __slots__ = ("fd", "left", "rel")
+    __slots__ = ("fd", "left")
 
-    def __init__(self, fd: int | None, rel: str, pending: int) -> None:
+    def __init__(self, fd: int | None, pending: int) -> None:
         self.fd = fd
-        self.rel = rel
         self.left = [True, *(False,) * (pending - 1)]
 
 
@@ -278,10 +277,10 @@ class DirectoryWalk:
                     continue
                 try:  # a spare descriptor (the common case, inline; else ``_hold``)
                     spare()
-                    held = _Parent(fd, rel, len(subdirs) + len(entered))
+                    held = _Parent(fd, len(subdirs) + len(entered))
                     opened(held)
                 except IndexError:
-                    held = self._hold(fd, rel, len(subdirs) + len(entered))
+                    held = self._hold(fd, len(subdirs) + len(entered))
                 kept = held.fd is not None
                 extend([(held, name, prefix + name, chain) for name in subdirs])
                 if entered:
@@ -324,16 +323,16 @@ class DirectoryWalk:
         """Bytes of the absolute path of directory ``rel``."""
         return self._root_length + 1 + name_length(rel) if rel else self._root_length
 
-    def _hold(self, fd: int, rel: str, pending: int) -> _Parent:
+    def _hold(self, fd: int, pending: int) -> _Parent:
         """``fd`` kept open for its ``pending`` subdirectories, within the process-wide
         budget, which ``drain`` found it has no spare descriptor of: ``_RESERVE`` more are
         taken from it (``run`` gives back what is left). Lock-free: ``list.pop``,
         ``list.extend`` and ``set.add`` are atomic under the GIL."""
         taken = _DIRECTORIES.take_up_to(_RESERVE)
         if not taken:
-            return _Parent(None, rel, pending)
+            return _Parent(None, pending)
         self._spare.extend((None,) * (taken - 1))
-        held = _Parent(fd, rel, pending)
+        held = _Parent(fd, pending)
         self._open.add(held)
         return held
 
