@@ -27,10 +27,13 @@ Rows:
   ``os.scandir(fd)``), pruning the directories the harness prunes, in-process like the load:
   no ignore rules, no reads. Goal: the cold load at most 1.2x this floor.
 - The breakdown (generated tree): ``floor + reads`` (the floor also reading every file named
-  like an instruction file, as the harness must), ``walk, no reads`` (the harness's walk, its
-  prunes, ignore and deny rules and snapshot record, with a visitor that reads nothing) and
-  ``walk + reads`` (the cold walk the load runs in its worker thread). The differences
-  between successive rows are printed: what the cold load spends over the floor, and on what.
+  like an instruction file, as the harness must), ``floor + snapshot`` (that floor also
+  recording each directory's relative path and the subdirectories it walked, the least a
+  snapshot for incremental reloads holds: ``listing.recorded``), ``walk, no reads`` (the
+  harness's walk, its prunes, ignore and deny rules and snapshot record, with a visitor that
+  reads nothing) and ``walk + reads`` (the cold walk the load runs in its worker thread).
+  The differences between successive rows are printed: what the cold load spends over the
+  floor, and on what.
 - ``GNU find``: ``find`` with the same prunes (``.git``, the vendored names, the gitignored
   names) listing the same files.
 - ``GNU find, 6 prunes``: find with only the prunes this particular tree needs (fewer ``-name``
@@ -56,7 +59,6 @@ import argparse
 import gc
 import os
 import posixpath
-import random
 import shutil
 import statistics
 import subprocess
@@ -71,7 +73,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import anyio
-from listing import by_descriptor
+from listing import by_descriptor, recorded
+from monorepo import GITIGNORED, NESTED_IGNORED, deepest_target, generate
 
 from harness.instruction_files import InstructionFiles, InstructionFilesSettings
 from harness.instruction_files.discovery._incremental import walk as cold_walk
@@ -79,85 +82,6 @@ from harness.instruction_files.discovery.formats import formats_for
 from harness.runtime import Supervisor
 from harness.workspace import DirectoryWalk, Here, default_threads
 from harness.workspace.deny import DenyRules
-
-GITIGNORED = ("dist", "coverage")  # root .gitignore: "dist/", "coverage/", "*.log", "/tmp/"
-NESTED_IGNORED = "generated"  # a nested .gitignore in some packages: "generated/"
-
-
-def generate(root: Path, *, dirs: int, packages: int, git_dirs: int, node_packages: int) -> int:
-    """Build the monorepo under ``root``; returns the number of directories created."""
-    rng = random.Random(20240601)
-    made = 0
-
-    def mkdir(path: Path) -> None:
-        nonlocal made
-        path.mkdir(parents=True, exist_ok=True)
-        made += 1
-
-    def touch(path: Path, text: str = "x\n") -> None:
-        path.write_text(text)
-
-    mkdir(root)
-    (root / "AGENTS.md").write_text("# Monorepo rules\nUse the shared lint config.\n")
-    (root / ".gitignore").write_text("dist/\ncoverage/\n*.log\n/tmp/\n")
-    mkdir(root / "tmp")
-    touch(root / "tmp" / "AGENTS.md", "ignored by /tmp/\n")
-
-    # .git: objects fan-out plus submodule object stores, a few files each.
-    git = root / ".git"
-    stores = [git] + [git / "modules" / f"sub{k}" for k in range(max(0, git_dirs // 256))]
-    count = 0
-    for store in stores:
-        for byte in range(256):
-            if count >= git_dirs:
-                break
-            folder = store / "objects" / f"{byte:02x}"
-            mkdir(folder)
-            touch(folder / f"{rng.getrandbits(64):016x}")
-            count += 1
-    touch(git / "HEAD", "ref: refs/heads/main\n")
-
-    # node_modules: thousands of packages, each with lib/ and dist/ and an AGENTS.md.
-    for index in range(node_packages):
-        package = root / "node_modules" / f"dep-{index}"
-        mkdir(package / "lib")
-        mkdir(package / "dist")
-        touch(package / "package.json", "{}\n")
-        touch(package / "lib" / "index.js")
-        touch(package / "AGENTS.md", "vendored: must not be found\n")
-
-    # packages/: the source tree.
-    per_package = max(1, dirs // packages)
-    for number in range(packages):
-        package = root / "packages" / f"pkg-{number:03d}"
-        mkdir(package)
-        touch(package / "package.json", "{}\n")
-        touch(package / "AGENTS.md", f"# pkg-{number:03d}\nRun its tests before pushing.\n")
-        folders = [package]
-        for _ in range(per_package - 1):
-            parent = rng.choice(folders) if len(folders) < 8 or rng.random() < 0.7 else package
-            child = parent / f"m{len(folders)}"
-            mkdir(child)
-            folders.append(child)
-            for name in ("index.ts", "util.ts", "README.md"):
-                touch(child / name)
-        # A few deeper instruction files, some of them overrides.
-        for child in rng.sample(folders[1:], k=min(len(folders) - 1, 1)):
-            name = "AGENTS.override.md" if rng.random() < 0.3 else "AGENTS.md"
-            touch(child / name, f"# {child.name}\nKeep this module pure.\n")
-        # Ignored directories holding instruction files that must not be found.
-        if number % 4 == 0:
-            for ignored in GITIGNORED:
-                mkdir(package / ignored / "nested")
-                touch(package / ignored / "AGENTS.md", "ignored\n")
-        if number % 10 == 0:
-            touch(package / ".gitignore", f"{NESTED_IGNORED}/\n")
-            mkdir(package / NESTED_IGNORED / "deep")
-            touch(package / NESTED_IGNORED / "AGENTS.md", "ignored by a nested .gitignore\n")
-        if number % 5 == 0:  # a package-local node_modules too
-            mkdir(package / "node_modules" / "left-pad" / "lib")
-            touch(package / "node_modules" / "left-pad" / "AGENTS.md", "vendored\n")
-    return made
 
 
 def find_command(
@@ -212,17 +136,6 @@ def timed_run(command: list[str]) -> float:
     start = time.perf_counter()
     subprocess.run(command, check=True, capture_output=True)
     return time.perf_counter() - start
-
-
-def deepest_target(root: Path) -> str:
-    """A file about to be created in the deepest source directory (ties: the first by path)."""
-    deepest = ""
-    for top, dirs, _ in os.walk(root / "packages"):
-        dirs[:] = sorted(d for d in dirs if d not in ("node_modules", *GITIGNORED, NESTED_IGNORED))
-        rel = Path(top).relative_to(root).as_posix()
-        if rel.count("/") > deepest.count("/"):
-            deepest = rel
-    return f"{deepest}/new_module.ts"
 
 
 Edit = Callable[[], Path]  # makes one edit (or none, on a --tree) and returns the path
@@ -295,10 +208,11 @@ def walk_only(root: str, settings: InstructionFilesSettings) -> None:
     walk.run(settings.walk_threads or default_threads())
 
 
-BREAKDOWN = ("floor + reads", "walk, no reads", "walk + reads")
+BREAKDOWN = ("floor + reads", "floor + snapshot", "walk, no reads", "walk + reads")
 """The rows between the floor and the cold load: the floor reading the files the harness
-finds; the harness's walk reading nothing; that walk reading them (the whole cold load less
-the worker-thread hop, the hints and the cache)."""
+finds; that floor also recording each directory's relative path and listing (the least a
+snapshot for incremental reloads needs); the harness's walk reading nothing; that walk reading
+them (the whole cold load less the worker-thread hop, the hints and the cache)."""
 
 
 async def measure(
@@ -351,6 +265,10 @@ async def measure(
                     names = frozenset(settings.names)
                     start = time.perf_counter()
                     await anyio.to_thread.run_sync(by_descriptor, str(root), False, pruned, names)
+                elif name == "floor + snapshot":
+                    names = frozenset(settings.names)
+                    start = time.perf_counter()
+                    await anyio.to_thread.run_sync(recorded, str(root), pruned, names)
                 elif name == "walk, no reads":
                     start = time.perf_counter()
                     await anyio.to_thread.run_sync(walk_only, str(root), settings)
@@ -514,14 +432,19 @@ def report(
 def breakdown(medians: dict[str, float]) -> None:
     """What the cold load's time over the floor consists of, row by row."""
     floor, cold = medians["scandir(fd) floor"], medians["harness cold load"]
-    reads, walk, read = (medians[name] for name in BREAKDOWN)
+    reads, snapshot, walk, read = (medians[name] for name in BREAKDOWN)
     print(f"cold / (floor + reads) = {cold / reads:.2f}  (the floor reading the same files)")
+    print(
+        f"cold / (floor + snapshot) = {cold / snapshot:.2f}  (that floor also recording the "
+        "paths and listings a snapshot holds)"
+    )
     print(f"  the cold load over the floor: {(cold - floor) * 1000:.1f} ms, of which")
     parts = (
         ("walk, no reads - floor", walk - floor, "prunes, ignore and deny rules, paths, record"),
         ("walk + reads - walk", read - walk, "reading, decoding, pinning the files found"),
         ("  of it, the reads alone", reads - floor, "floor + reads - floor: the system calls"),
         ("cold load - walk + reads", cold - read, "worker thread, hints, cache, snapshot"),
+        ("floor + snapshot - reads", snapshot - reads, "relative paths and listings alone"),
     )
     for label, seconds, what in parts:
         print(f"    {label:<26} {seconds * 1000:8.1f} ms  ({what})")

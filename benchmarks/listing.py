@@ -80,6 +80,38 @@ def by_descriptor(
     return count
 
 
+def recorded(root: str, prune: frozenset[str], read: frozenset[str]) -> dict[str, tuple[str, ...]]:
+    """``by_descriptor`` reading ``read`` and recording each directory's relative path and the
+    subdirectories walked: the least bookkeeping a walk must do to be reloaded incrementally
+    (a snapshot), for the floor of a load that keeps one (``benchmarks/discovery.py``)."""
+    listed: dict[str, tuple[str, ...]] = {}
+    stack: list[tuple[int | None, str, str]] = [(None, root, "")]
+    held: list[int] = []
+    try:
+        while stack:
+            parent, name, rel = stack.pop()
+            fd = os.open(name, FLAGS) if parent is None else os.open(name, FLAGS, dir_fd=parent)
+            subdirs = []
+            with os.scandir(fd) as entries:  # by_descriptor's loop, so the rows differ by
+                for entry in entries:  # the record alone
+                    if entry.is_dir(follow_symlinks=False):
+                        subdirs.append(entry.name)
+                    elif entry.name in read:
+                        _read(entry.name, fd)
+            subdirs = [name for name in subdirs if name not in prune]
+            listed[rel] = tuple(subdirs)
+            if subdirs:
+                held.append(fd)
+                prefix = rel + "/" if rel else ""
+                stack.extend((fd, name, prefix + name) for name in subdirs)
+            else:
+                os.close(fd)
+    finally:
+        for fd in held:
+            os.close(fd)
+    return listed
+
+
 def _read(name: str, dir_fd: int) -> None:
     fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
     try:

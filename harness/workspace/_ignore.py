@@ -208,11 +208,15 @@ class IgnoreFile:
                         break
             self._memo[key] = best
         if self.fixed_rules or self.variable_rules:
-            text = os.fsencode(path)
-            components = path.count("/") + 1
-            for rule in (*self.fixed_rules.get(components, ()), *self.variable_rules):
-                if (best is None or rule.line > best[0]) and _hit(rule, text, is_dir):
-                    best = (rule.line, rule.ignores)
+            rules = self.variable_rules
+            fixed = self.fixed_rules.get(path.count("/") + 1)
+            if fixed:
+                rules = (*fixed, *rules)
+            if rules:  # (encoded only when some anchored rule can match it)
+                text = os.fsencode(path)
+                for rule in rules:
+                    if (best is None or rule.line > best[0]) and _hit(rule, text, is_dir):
+                        best = (rule.line, rule.ignores)
         return best
 
     def depths(self) -> tuple[frozenset[int], bool]:
@@ -231,7 +235,15 @@ class IgnoreChain:
     files: only tracked paths (and directories holding some) are not ignored there.
     """
 
-    __slots__ = ("_dir_memo", "_files", "_memo", "_name_only", "only_tracked", "tracked")
+    __slots__ = (
+        "_dir_memo",
+        "_files",
+        "_kept",
+        "_memo",
+        "_name_only",
+        "only_tracked",
+        "tracked",
+    )
 
     def __init__(
         self,
@@ -245,6 +257,7 @@ class IgnoreChain:
         self.only_tracked = only_tracked
         self._memo: dict[tuple[str, bool], bool] = {}
         self._dir_memo: dict[str, bool] = {}  # the same decisions for directories, by name
+        self._kept: set[str] = set()  # the names of those that are False
         self._name_only: dict[int, bool] = {}
 
     def extended(self, ignore: IgnoreFile) -> IgnoreChain:
@@ -324,10 +337,13 @@ class IgnoreChain:
     def kept_dirs(self, prefix: str, names: list[str]) -> list[str]:
         """The directory ``names`` (children of ``prefix``) that are not ignored (``names``
         itself when none is: the walk asks this for every directory it lists)."""
-        if self.only_tracked:
-            return [name for name in names if not self.ignored(prefix + name, name, True)]
         components = prefix.count("/") + 1
         names_only = self._name_only.get(components)
+        kept = self._kept
+        if names_only and kept.issuperset(names):  # the common case: names seen before
+            return names
+        if self.only_tracked:
+            return [name for name in names if not self.ignored(prefix + name, name, True)]
         if names_only is None:
             names_only = self._only_names_at(components)
         if not names_only:
@@ -338,6 +354,8 @@ class IgnoreChain:
             found = memo.get(name)
             if found is None:
                 found = memo[name] = self._decide(prefix + name, name, True)
+                if not found:
+                    kept.add(name)
             if found:
                 ignored = True
         return [name for name in names if not memo[name]] if ignored else names

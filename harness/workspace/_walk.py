@@ -98,18 +98,22 @@ class Guide(Protocol):
 
 class _Parent:
     """A listed directory whose subdirectories are queued: open (``fd``) until the last is
-    opened, or closed at once (``fd`` None, past the budget: they are reached from the root)."""
+    opened, or closed at once (``fd`` None, past the budget: they are reached from the root).
 
-    __slots__ = ("fd", "pending", "rel")
+    ``left``: one token per queued subdirectory, popped as each is opened. ``list.pop`` is
+    atomic under the GIL, so the walk's threads need no lock for it, and exactly one pop (the
+    last: the list is popped from its end) gets the ``True`` that says "close it now"."""
 
-    def __init__(self, fd: int | None, rel: str, pending: int) -> None:
+    __slots__ = ("fd", "left")
+
+    def __init__(self, fd: int | None, pending: int) -> None:
         self.fd = fd
-        self.rel = rel
-        self.pending = pending
+        self.left = [True, *(False,) * (pending - 1)]
 
 
-# (parent or None for the root, name, relative path, depth, chain, bytes of the absolute path)
-_Job = tuple["_Parent | None", str, str, int, "IgnoreChain | None", int]
+# (parent or None for the root, name, relative path, chain); the depth and the bytes of the
+# absolute path follow from the relative path (``DirectoryWalk._length``)
+_Job = tuple["_Parent | None", str, str, "IgnoreChain | None"]
 
 
 class DirectoryWalk:
@@ -154,6 +158,10 @@ class DirectoryWalk:
         if gitignores:
             self._workspace_rules(rules if rules is not None else workspace_rules(root))
         self.root_fd = -1
+        self._root_length = name_length(root)
+        # A relative path shorter than this is surely within PATH_MAX (a character is at most
+        # 4 bytes), so ``drain`` counts its bytes only past it.
+        self._room = max(0, (PATH_MAX - self._root_length - 2) // 4)
         # When recorded (a snapshot for incremental reloads): the subdirectories each listed
         # directory walked (``listed``), the chain each applied .gitignore made for its
         # subtree (``chains``) and the chain of each ignored directory entered for its
@@ -163,9 +171,8 @@ class DirectoryWalk:
         self.entries: dict[str, IgnoreChain] = {}
         self.guide = guide
         self.guided = guide.directories if guide is not None else None
-        self._lock = threading.Lock()
         self._open: set[_Parent] = set()  # parents holding a descriptor
-        self._spare = 0  # descriptors taken from the process-wide budget, not yet held
+        self._spare: list[None] = []  # one per descriptor taken from the budget, not held
 
     def warn(self, rel: str, reason: str) -> None:
         self.warnings.append((rel, reason))
@@ -192,29 +199,26 @@ class DirectoryWalk:
         work (named entries, ``.gitignore``) is delegated.
         """
         special, prune, stop = self.special, self.prune, self.stop
-        scandir, pop, push, dopen = os.scandir, stack.pop, stack.append, os.open
-        lock, listed, guide = self._lock, self.listed, self.guided
+        scandir, pop, extend, dopen = os.scandir, stack.pop, stack.extend, os.open
+        listed, guide, room = self.listed, self.guided, self._room
+        spare, opened = self._spare.pop, self._open.add
         only, deny = self.only, self.deny
         while stack and budget > 0:
             budget -= 1
             if stop is not None and stop.is_set():
                 raise WalkCancelled
-            parent, name, rel, depth, chain, length = pop()
+            parent, name, rel, chain = pop()
             try:
-                if parent is not None and parent.fd is not None and length < PATH_MAX:
+                if parent is not None and parent.fd is not None and len(rel) < room:
                     fd = dopen(name, DIR_FLAGS, dir_fd=parent.fd)  # the common case, inline
                 else:
-                    fd = self._open_dir(parent, rel, length)
+                    fd = self._open_dir(parent, rel)
             except OSError as exc:
                 self.warn(rel or ".", f"directory skipped: it cannot be read ({reason(exc)})")
                 continue
             finally:
-                if parent is not None:
-                    with lock:
-                        parent.pending -= 1
-                        last = not parent.pending
-                    if last:
-                        self._close_parent(parent)
+                if parent is not None and parent.left.pop():  # its last queued subdirectory
+                    self._close_parent(parent)
             kept = False
             try:
                 subdirs: list[str] = []
@@ -232,15 +236,24 @@ class DirectoryWalk:
                 except OSError as exc:
                     self.warn(rel or ".", f"directory skipped: it cannot be read ({reason(exc)})")
                     continue
+                if named is None and not subdirs and (guide is None or rel not in guide):
+                    if listed is not None:  # a leaf with nothing named: most directories
+                        listed[rel] = ()
+                    continue
                 if only is not None:  # a scoped walk: only the subdirectories on its chains
                     on_chain = only.get(rel, frozenset())
                     subdirs = [name for name in subdirs if name in on_chain]
                 if deny is not None and (
-                    named is not None or (subdirs and deny.may_deny_dirs(subdirs))
+                    named is not None
+                    or (
+                        subdirs
+                        and not deny.allowed_dirs.issuperset(subdirs)
+                        and deny.may_deny_dirs(subdirs)
+                    )
                 ):
                     named = undenied(self.warn, deny, rel, named, subdirs)
                 if named is not None:
-                    chain = self._named(fd, rel, depth, length, chain, named, subdirs)
+                    chain = self._named(fd, rel, chain, named, subdirs)
                     if only is not None:  # a named entry that is a directory was added
                         subdirs = [name for name in subdirs if name in on_chain]
                 prefix = rel + "/" if rel else ""
@@ -262,19 +275,18 @@ class DirectoryWalk:
                             subdirs = self.guide.choose(rel, subdirs)
                 if not subdirs and not entered:
                     continue
-                held = self._hold(fd, rel, len(subdirs) + len(entered))
+                try:  # a spare descriptor (the common case, inline; else ``_hold``)
+                    spare()
+                    held = _Parent(fd, len(subdirs) + len(entered))
+                    opened(held)
+                except IndexError:
+                    held = self._hold(fd, len(subdirs) + len(entered))
                 kept = held.fd is not None
-                depth += 1
-                length += 1  # the "/" before each name; an ASCII name is one byte a character
-                for name in subdirs:
-                    size = len(name) if name.isascii() else name_length(name)
-                    push((held, name, prefix + name, depth, chain, length + size))
+                extend([(held, name, prefix + name, chain) for name in subdirs])
                 if entered:
                     assert chain is not None
                     inside = chain.inside_ignored()
-                    for name in entered:
-                        size = name_length(name)
-                        push((held, name, prefix + name, depth, inside, length + size))
+                    extend([(held, name, prefix + name, inside) for name in entered])
             finally:
                 if not kept:
                     os.close(fd)
@@ -294,46 +306,49 @@ class DirectoryWalk:
         now = set(self.guide.choose(rel, [*subdirs, *entered]))
         return [n for n in subdirs if n in now], [n for n in entered if n in now]
 
-    def _open_dir(self, parent: _Parent | None, rel: str, length: int) -> int:
-        """Open a directory the inline case of ``drain`` does not: the root, one past
-        ``PATH_MAX`` (refused), one whose parent was closed (reached from the root)."""
-        problem = too_long(length)
+    def _open_dir(self, parent: _Parent | None, rel: str) -> int:
+        """Open a directory the inline case of ``drain`` does not: the root, one whose path
+        may be past ``PATH_MAX`` (refused if it is), one whose parent was closed (reached
+        from the root)."""
+        problem = too_long(self._length(rel))
         if problem is not None:
             raise problem
         if parent is None and not rel:
             return os.open(".", DIR_FLAGS, dir_fd=self.root_fd)
+        if parent is not None and parent.fd is not None:
+            return os.open(rel.rpartition("/")[2], DIR_FLAGS, dir_fd=parent.fd)
         return open_beneath(self.root_fd, rel)
 
-    def _hold(self, fd: int, rel: str, pending: int) -> _Parent:
+    def _length(self, rel: str) -> int:
+        """Bytes of the absolute path of directory ``rel``."""
+        return self._root_length + 1 + name_length(rel) if rel else self._root_length
+
+    def _hold(self, fd: int, pending: int) -> _Parent:
         """``fd`` kept open for its ``pending`` subdirectories, within the process-wide
-        budget; taken ``_RESERVE`` descriptors at a time (``run`` gives back what is left),
-        so most holds and closes take this walk's lock alone."""
-        with self._lock:
-            if not self._spare:
-                self._spare = _DIRECTORIES.take_up_to(_RESERVE)
-                if not self._spare:
-                    return _Parent(None, rel, pending)
-            self._spare -= 1
-            held = _Parent(fd, rel, pending)
-            self._open.add(held)
+        budget, which ``drain`` found it has no spare descriptor of: ``_RESERVE`` more are
+        taken from it (``run`` gives back what is left). Lock-free: ``list.pop``,
+        ``list.extend`` and ``set.add`` are atomic under the GIL."""
+        taken = _DIRECTORIES.take_up_to(_RESERVE)
+        if not taken:
+            return _Parent(None, pending)
+        self._spare.extend((None,) * (taken - 1))
+        held = _Parent(fd, pending)
+        self._open.add(held)
         return held
 
     def _close_parent(self, parent: _Parent) -> None:
-        """Its last subdirectory is open: close it (``run`` closes those left on failure)."""
-        with self._lock:
-            fd, parent.fd = parent.fd, None
-            self._open.discard(parent)
-            if fd is not None:
-                self._spare += 1
+        """Its last subdirectory is open (only one thread pops that token): close it and
+        give its descriptor back to the spare ones (``run`` closes those left on failure)."""
+        fd, parent.fd = parent.fd, None
         if fd is not None:
+            self._open.discard(parent)
+            self._spare.append(None)
             os.close(fd)
 
     def _named(
         self,
         fd: int,
         rel: str,
-        depth: int,
-        length: int,
         chain: IgnoreChain | None,
         named: dict[str, os.DirEntry[str]],
         subdirs: list[str],
@@ -356,7 +371,8 @@ class DirectoryWalk:
             if self.listed is not None and applied is not None:
                 self.chains[rel] = applied
         if named:
-            self.visitor.files(self, Here(fd, rel, depth, length, chain), named)
+            depth = rel.count("/") + 1 if rel else 0
+            self.visitor.files(self, Here(fd, rel, depth, self._length(rel), chain), named)
         return chain
 
     def apply_gitignore(
@@ -383,24 +399,23 @@ class DirectoryWalk:
             self.warn(".", f"directory skipped: it cannot be read ({reason(exc)})")
             return
         try:
-            length = name_length(self.root)
             stack: list[_Job] = [
-                (None, "", rel, rel.count("/") + 1 if rel else 0, chain,
-                 length + 1 + name_length(rel) if rel else length)
+                (None, "", rel, chain)
                 for rel, chain in (starts if starts is not None else (("", self.base),))
-            ]  # fmt: skip
+            ]
             if threads <= 1:
                 self.drain(stack, sys.maxsize)
             else:
                 WalkPool(self.drain, stack, threads).run()
             self._index_problem()
         finally:
-            with self._lock:  # cancelled or failed: parents still queued hold descriptors
-                left = [held.fd for held in self._open if held.fd is not None]
-                for held in self._open:
-                    held.fd = None
-                self._open.clear()
-                spare, self._spare = self._spare, 0
+            # Every thread is done (cancelled or failed: parents still queued hold theirs).
+            left = [held.fd for held in self._open if held.fd is not None]
+            for held in self._open:
+                held.fd = None
+            self._open.clear()
+            spare = len(self._spare)
+            self._spare.clear()
             for fd in left:
                 os.close(fd)
             _DIRECTORIES.give_back(len(left) + spare)

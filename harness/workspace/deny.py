@@ -31,7 +31,7 @@ class DenyRules:
     """``denied(rel)``: the first ``deny_read`` pattern that denies workspace-relative ``rel``
     (or one of its directories), or None."""
 
-    __slots__ = ("_chain", "_dir_names", "_memo", "_singles", "names_only", "patterns")
+    __slots__ = ("_chain", "_memo", "_singles", "allowed_dirs", "names_only", "patterns")
 
     def __init__(self, patterns: Iterable[str]) -> None:
         self.patterns = tuple(patterns)
@@ -44,7 +44,9 @@ class DenyRules:
         self.names_only = not (file.fixed_rules or file.variable_rules)
         self._singles: dict[str, IgnoreChain] = {}
         self._memo: dict[tuple[str, bool], str | None] = {}
-        self._dir_names: dict[str, bool] = {}
+        # Directory names known to be denied by no pattern (a walk checks a directory's
+        # subdirectories against it first: one C loop when all were seen before).
+        self.allowed_dirs: set[str] = set()
 
     def __bool__(self) -> bool:
         return bool(self.patterns)
@@ -66,13 +68,14 @@ class DenyRules:
         denied: False means none is, so the caller need not check them one path at a time."""
         if not self.names_only:
             return bool(names)
-        memo = self._dir_names
+        allowed = self.allowed_dirs
+        if allowed.issuperset(names):  # the common case: names seen before, one C loop
+            return False
         for name in names:
-            hit = memo.get(name)
-            if hit is None:
-                hit = memo[name] = self.entry(name, True) is not None
-            if hit:
-                return True
+            if name not in allowed:
+                if self.entry(name, True) is not None:
+                    return True
+                allowed.add(name)
         return False
 
     def denied(self, rel: str, *, is_dir: bool = False) -> str | None:
