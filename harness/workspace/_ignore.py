@@ -202,8 +202,10 @@ class IgnoreFile:
             best = None
             if self.basename_rules:
                 text = os.fsencode(name)
+                # ``_hit`` inlined (a miss is the walk's costliest question): a basename rule
+                # has no literal prefix to compare
                 for rule in reversed(self.basename_rules):
-                    if _hit(rule, text, is_dir):
+                    if (is_dir or not rule.dirs_only) and rule.match(text):
                         best = (rule.line, rule.ignores)
                         break
             self._memo[key] = best
@@ -241,6 +243,7 @@ class IgnoreChain:
         "_kept",
         "_memo",
         "_name_only",
+        "_parent",
         "only_tracked",
         "tracked",
     )
@@ -251,8 +254,10 @@ class IgnoreChain:
         tracked: TrackedPaths | LazyTracked | None = None,
         *,
         only_tracked: bool = False,
+        parent: IgnoreChain | None = None,
     ) -> None:
         self._files = files
+        self._parent = parent  # the chain less its last file (``_dir_decision``)
         self.tracked = tracked if tracked else None
         self.only_tracked = only_tracked
         self._memo: dict[tuple[str, bool], bool] = {}
@@ -265,7 +270,7 @@ class IgnoreChain:
         ``.gitignore``, so an ``only_tracked`` chain stays as it is)."""
         if self.only_tracked or ignore.empty:
             return self
-        return IgnoreChain((*self._files, ignore), self.tracked)
+        return IgnoreChain((*self._files, ignore), self.tracked, parent=self)
 
     def inside_ignored(self) -> IgnoreChain:
         """The chain for an ignored directory entered for its tracked files."""
@@ -353,12 +358,33 @@ class IgnoreChain:
         for name in names:
             found = memo.get(name)
             if found is None:
-                found = memo[name] = self._decide(prefix + name, name, True)
+                found = memo[name] = self._dir_decision(prefix, name)
                 if not found:
                     kept.add(name)
             if found:
                 ignored = True
         return [name for name in names if not memo[name]] if ignored else names
+
+    def _dir_decision(self, prefix: str, name: str) -> bool:
+        """``_decide`` for the directory ``name`` in ``prefix``, at a depth where names alone
+        decide: the last file's answer, else the parent chain's, from its memo (a nested
+        ``.gitignore`` starts an empty memo; its parent's answers hold for the files above)."""
+        parent = self._parent
+        if parent is None:
+            return self._decide(prefix + name, name, True)
+        last = self._files[-1]
+        rel = prefix + name
+        base = last.base
+        if not base or (rel.startswith(base) and rel[len(base) : len(base) + 1] == "/"):
+            found = last.check(rel[len(base) + 1 :] if base else rel, name, True)
+            if found is not None:
+                return found[1]
+        decided = parent._dir_memo.get(name)
+        if decided is None:
+            decided = parent._dir_memo[name] = parent._dir_decision(prefix, name)
+            if not decided:
+                parent._kept.add(name)
+        return decided
 
     def tracked_dirs(self, prefix: str, names: list[str]) -> list[str]:
         """Of the ignored directory ``names`` (children of ``prefix``), those holding tracked

@@ -215,3 +215,23 @@ def test_kept_dirs_hands_back_the_list_itself_when_nothing_is_ignored() -> None:
     assert chain.kept_dirs("pkg/a/", names) is names
     assert chain.kept_dirs("", ["tmp", "src", "dist"]) == ["src"]  # anchored: by path
     assert chain.kept_dirs("pkg/", ["tmp", "src"]) == ["tmp", "src"]
+
+
+def test_a_nested_chain_answers_from_its_own_file_before_its_parents_memo() -> None:
+    """A nested ``.gitignore``'s chain asks its parent chain (and that one's memo) only about
+    names its own file does not decide: a re-include beats the parent's answer, a deeper
+    ignore beats the parent's kept one, and each chain keeps its own answers."""
+    root, _ = IgnoreFile.parse("", b"build/\n*.tmp\n")
+    nested, _ = IgnoreFile.parse("pkg", b"!build/\ncache/\n")
+    deeper, _ = IgnoreFile.parse("pkg/a", b"build/\n")
+    top = IgnoreChain((root,))
+    chain = top.extended(nested)
+    deepest = chain.extended(deeper)
+    names = ["build", "cache", "src", "x.tmp"]
+    assert top.kept_dirs("", names) == ["cache", "src"]  # the parent's memo filled first
+    assert chain.kept_dirs("pkg/", names) == ["build", "src"]
+    assert deepest.kept_dirs("pkg/a/", names) == ["src"]
+    assert deepest.kept_dirs("pkg/a/b/", ["lib", "x.tmp", "cache"]) == ["lib"]
+    for owner, prefix in ((top, ""), (chain, "pkg/"), (deepest, "pkg/a/")):
+        kept = owner.kept_dirs(prefix, names)
+        assert kept == [n for n in names if not owner.ignored(prefix + n, n, True)]
