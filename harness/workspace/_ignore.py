@@ -240,10 +240,10 @@ class IgnoreChain:
     __slots__ = (
         "_dir_memo",
         "_files",
-        "_kept",
         "_memo",
-        "_name_only",
         "_parent",
+        "kept",
+        "name_only",
         "only_tracked",
         "tracked",
     )
@@ -262,8 +262,11 @@ class IgnoreChain:
         self.only_tracked = only_tracked
         self._memo: dict[tuple[str, bool], bool] = {}
         self._dir_memo: dict[str, bool] = {}  # the same decisions for directories, by name
-        self._kept: set[str] = set()  # the names of those that are False
-        self._name_only: dict[int, bool] = {}
+        # Directory names decided "not ignored" by their names alone, and for each component
+        # count whether names alone decide there: ``kept_dirs``'s first answer, which the
+        # walk also gives inline (no call) for a directory whose subdirectories are all known.
+        self.kept: set[str] = set()
+        self.name_only: dict[int, bool] = {}
 
     def extended(self, ignore: IgnoreFile) -> IgnoreChain:
         """This chain with a deeper file applied (inside an ignored directory git reads no
@@ -279,7 +282,7 @@ class IgnoreChain:
     def _only_names_at(self, components: int) -> bool:
         """Whether no anchored rule can match a path with ``components`` components."""
         try:
-            return self._name_only[components]
+            return self.name_only[components]
         except KeyError:
             pass
         answer = True
@@ -289,7 +292,7 @@ class IgnoreChain:
             if variable or depth in fixed:
                 answer = False
                 break
-        self._name_only[components] = answer
+        self.name_only[components] = answer
         return answer
 
     def ignored(self, rel: str, name: str, is_dir: bool) -> bool:
@@ -343,8 +346,8 @@ class IgnoreChain:
         """The directory ``names`` (children of ``prefix``) that are not ignored (``names``
         itself when none is: the walk asks this for every directory it lists)."""
         components = prefix.count("/") + 1
-        names_only = self._name_only.get(components)
-        kept = self._kept
+        names_only = self.name_only.get(components)
+        kept = self.kept
         if names_only and kept.issuperset(names):  # the common case: names seen before
             return names
         if self.only_tracked:
@@ -383,7 +386,7 @@ class IgnoreChain:
         if decided is None:
             decided = parent._dir_memo[name] = parent._dir_decision(prefix, name)
             if not decided:
-                parent._kept.add(name)
+                parent.kept.add(name)
         return decided
 
     def tracked_dirs(self, prefix: str, names: list[str]) -> list[str]:

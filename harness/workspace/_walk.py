@@ -258,7 +258,15 @@ class DirectoryWalk:
                         subdirs = [name for name in subdirs if name in on_chain]
                 prefix = rel + "/" if rel else ""
                 entered: list[str] = []  # ignored, entered for the tracked files they hold
-                if subdirs and chain is not None:
+                if (
+                    subdirs
+                    and chain is not None
+                    # ``kept_dirs``'s common case inline: every name decided kept before
+                    and not (
+                        chain.name_only.get(prefix.count("/") + 1)
+                        and chain.kept.issuperset(subdirs)
+                    )
+                ):
                     kept_dirs = chain.kept_dirs(prefix, subdirs)
                     if len(kept_dirs) < len(subdirs) and chain.tracked is not None:
                         entered = tracked_dirs(chain, prefix, subdirs, kept_dirs)
