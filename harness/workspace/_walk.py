@@ -202,6 +202,7 @@ class DirectoryWalk:
         scandir, pop, extend, dopen = os.scandir, stack.pop, stack.extend, os.open
         listed, guide, room = self.listed, self.guided, self._room
         spare, opened = self._spare.pop, self._open.add
+        unspare, closed, close = self._spare.append, self._open.discard, os.close
         only, deny = self.only, self.deny
         while stack and budget > 0:
             budget -= 1
@@ -218,7 +219,13 @@ class DirectoryWalk:
                 continue
             finally:
                 if parent is not None and parent.left.pop():  # its last queued subdirectory
-                    self._close_parent(parent)
+                    # close it (only this thread popped that token) and give its descriptor
+                    # back to the spare ones (``run`` closes those left on failure)
+                    held_fd, parent.fd = parent.fd, None
+                    if held_fd is not None:
+                        closed(parent)
+                        unspare(None)
+                        close(held_fd)
             kept = False
             try:
                 subdirs: list[str] = []
@@ -343,15 +350,6 @@ class DirectoryWalk:
         held = _Parent(fd, pending)
         self._open.add(held)
         return held
-
-    def _close_parent(self, parent: _Parent) -> None:
-        """Its last subdirectory is open (only one thread pops that token): close it and
-        give its descriptor back to the spare ones (``run`` closes those left on failure)."""
-        fd, parent.fd = parent.fd, None
-        if fd is not None:
-            self._open.discard(parent)
-            self._spare.append(None)
-            os.close(fd)
 
     def _named(
         self,
