@@ -465,7 +465,7 @@ def cpu_split(
     time (``getrusage``): the kernel's share (opens, listings, closes) is the same for both,
     so the cold load's margin over the floor is the user-space time the walk adds."""
     who = getattr(resource, "RUSAGE_THREAD", resource.RUSAGE_SELF)
-    rows = {
+    rows: dict[str, Callable[[], object]] = {
         "floor": partial(by_descriptor, root, False, pruned),
         "cold walk": partial(cold_walk, root, settings),
     }
