@@ -129,6 +129,7 @@ class SkillScan:
         self._deny_hint = (
             re.compile("|".join(map(re.escape, literals))).search if literals else None
         )
+        self._clean: set[str] | None = set() if self.deny is not None else None
         self.prune = frozenset((*prune, ".git"))
         self.max_bytes, self.stop = max_bytes, stop
         self.max_depth, self.max_dirs = max_depth, max_dirs
@@ -309,14 +310,19 @@ class SkillScan:
             self.warn(rel, f"directory skipped: it cannot be read ({reason(exc)})")
             return
         prefix = f"{rel}/" if rel else ""
-        if self.deny is not None:
-            entries = self._allowed(prefix, entries)
         skill_file: os.DirEntry[str] | None = None
         subdirs: list[str] = []
         files: list[str] = []
         prune = self.prune
+        deny, hint = self.deny, self._deny_hint
         for entry in entries:
             name = entry.name
+            if (
+                deny is not None
+                and (hint is None or hint(name))
+                and self._denied_entry(prefix, entry)
+            ):
+                continue
             if name == SKILL_FILE:
                 skill_file = entry
             elif name == GITIGNORE and level:
@@ -354,18 +360,15 @@ class SkillScan:
             elif owner is not None and name != SKILL_FILE and name != GITIGNORE:
                 owner.resources.append(prefix + name)  # sorted by the catalog
 
-    def _allowed(self, prefix: str, entries: list[os.DirEntry[str]]) -> list[os.DirEntry[str]]:
-        """``entries`` without those ``deny_read`` denies (each warned)."""
-        hint = self._deny_hint
-        if hint is not None and hint("\n".join([entry.name for entry in entries])) is None:
-            return entries  # one search for the whole listing: each name is in the joined text
-        denied = {
-            entry.name
-            for entry in entries
-            if (hint is None or hint(entry.name))
-            and self.denied(prefix + entry.name, entry.is_dir(follow_symlinks=False))
-        }
-        return [entry for entry in entries if entry.name not in denied] if denied else entries
+    def _denied_entry(self, prefix: str, entry: os.DirEntry[str]) -> bool:
+        """Whether ``deny_read`` denies listed ``entry`` (warned). A name no pattern's plain
+        run is in joins ``_clean``: the next entry of that name is decided by a set lookup."""
+        name, hint = entry.name, self._deny_hint
+        if hint is not None and hint(name) is None:
+            assert self._clean is not None
+            self._clean.add(name)
+            return False
+        return self.denied(prefix + name, entry.is_dir(follow_symlinks=False))
 
     def _descend(
         self,
