@@ -53,6 +53,7 @@ from harness.skills._scan import SkillScan
 from harness.skills._simple_yaml import simple_mapping
 from harness.skills._units import skill_units
 from harness.workspace._stoppable import run_stoppable
+from harness.workspace.deny import DEFAULT_DENY_READ, DenyRules
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from assemble import bare_lower_bound  # the assembler benchmark's floor
@@ -149,10 +150,11 @@ def _row(name: str, samples: list[float], floor: list[float], target: float | No
 def _discover_rows(root: Path, rounds: int) -> None:
     """The discover rows (see the module docstring): wall, then CPU by part, all interleaved."""
     real = os.path.realpath(root)
+    deny = DenyRules(DEFAULT_DENY_READ)  # as discovery scans: the default deny_read
 
     def scan() -> SkillScan:
-        with SkillScan(real, prune=(), max_bytes=65536) as scanned:
-            scanned.scan(".claude/skills", order=0)
+        with SkillScan(real, prune=(), max_bytes=65536, deny=deny) as scanned:
+            scanned.scan(".claude/skills", order=0, keep=False)
         return scanned
 
     found = scan().found
