@@ -340,7 +340,7 @@ class _Collected:
 def _shown_resources(shown: str, rel: str, resources: list[str]) -> tuple[str, ...]:
     """A skill's resources, sorted, as its ``path`` is shown (``user:`` prefix kept)."""
     base = shown[: len(shown) - len(rel)] if shown.endswith(rel) else ""
-    return tuple(base + display_path(path) for path in sorted(resources))
+    return tuple([base + display_path(path) for path in sorted(resources)])
 
 
 @dataclass(frozen=True, slots=True)
