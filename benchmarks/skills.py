@@ -18,15 +18,24 @@ Cases:
   is a fresh catalog's, unit construction included, and ``assemble alone`` is the
   assembler's share.
 
-The discover row is wall-clock time, so a shared machine moves it; the ``(CPU)`` rows under
-it are the process's CPU time for the same calls (all threads: the event loop and the
-discovery thread), and split discovery into its parts: ``scan`` lists the tree and reads
-each ``SKILL.md`` (``SkillScan``: descriptors, ``O_NOFOLLOW``, bounds, ``deny_read``),
-``parse and catalog`` turns the bytes read into skills (frontmatter, digests, resources,
-collisions). Each part's ratio is against the same floor's CPU time, the rounds of all four
-interleaved.
+The discover rows are interleaved: after one warm-up round of each call (the first walk of a
+freshly written tree costs 15-80% more than the next ones: that, measured as a best-of-N block
+right after the tree was made while discovery's block came later, is what made the floor
+swing from run to run), each round runs the floor, discovery and the breakdown calls once, a
+full collection before each call, 15 rounds (5 with ``--quick``). A row prints the median
+and best of each, the ratio of medians (the verdict's) and ``paired``, the median of each
+round's own ratio (less moved by load on a shared machine).
 
-Usage: ``python benchmarks/skills.py [--quick]``. Timings are best-of-N rounds.
+``discover 1000 skills`` is timed inside one running event loop (a blocking portal's),
+awaited each round, as an engine calls it from its own loop; ``each in its own anyio.run``
+is the same call starting an event loop each round, and ``anyio.run + worker thread alone``
+is that fixed cost (a loop, and ``run_stoppable``'s worker thread doing nothing). The
+``(CPU)`` rows are the process's CPU time (all threads) of the same rounds: ``scan`` lists
+the tree and reads each ``SKILL.md`` (``SkillScan`` with the default ``deny_read``:
+descriptors, ``O_NOFOLLOW``, bounds), ``parse and catalog`` turns the bytes read into skills
+(frontmatter, digests, resources, collisions), each against the floor's CPU time.
+
+Usage: ``python benchmarks/skills.py [--quick]``. The parse and render rows are best-of-N.
 """
 
 from __future__ import annotations
@@ -137,13 +146,17 @@ def _interleaved(calls: dict[str, Callable[[], Sample]], rounds: int) -> dict[st
 
 
 def _row(name: str, samples: list[float], floor: list[float], target: float | None) -> float:
-    """Print the median and best of ``samples`` against the floor's; the ratio of medians."""
+    """Print the median and best of ``samples`` against the floor's, the ratio of medians
+    (the verdict's) and, as ``paired``, the median of each round's own ratio (the round's
+    call over the same round's floor, a few milliseconds apart: a burst of load lasting
+    seconds reaches both, so it moves less on a shared machine)."""
     median, floor_median = statistics.median(samples), statistics.median(floor)
     ratio = median / floor_median
+    paired = statistics.median(one / base for one, base in zip(samples, floor, strict=True))
     verdict = "" if target is None else (" ok" if ratio <= target else f" OVER {target}")
-    print(f"{name:<38} {median * 1000:7.1f} ms (best {min(samples) * 1000:6.1f})  "
-          f"floor {floor_median * 1000:6.1f} (best {min(floor) * 1000:5.1f})  "
-          f"ratio {ratio:5.2f}{verdict}")  # fmt: skip
+    print(f"{name:<36} {median * 1000:6.1f} ms (best {min(samples) * 1000:6.1f})  "
+          f"floor {floor_median * 1000:5.1f} (best {min(floor) * 1000:5.1f})  "
+          f"ratio {ratio:5.2f}{verdict} paired {paired:5.2f}")  # fmt: skip
     return ratio
 
 
