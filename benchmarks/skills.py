@@ -18,29 +18,41 @@ Cases:
   is a fresh catalog's, unit construction included, and ``assemble alone`` is the
   assembler's share.
 
-The discover row is wall-clock time, so a shared machine moves it; the ``(CPU)`` rows under
-it are the process's CPU time for the same calls (all threads: the event loop and the
-discovery thread), and split discovery into its parts: ``scan`` lists the tree and reads
-each ``SKILL.md`` (``SkillScan``: descriptors, ``O_NOFOLLOW``, bounds, ``deny_read``),
-``parse and catalog`` turns the bytes read into skills (frontmatter, digests, resources,
-collisions). Each part's ratio is against the same floor's CPU time, the rounds of all four
-interleaved.
+The discover rows are interleaved: after one warm-up round of each call (the first walk of a
+freshly written tree costs 15-80% more than the next ones: that, measured as a best-of-N block
+right after the tree was made while discovery's block came later, is what made the floor
+swing from run to run), each round runs the floor, discovery and the breakdown calls once, a
+full collection before each call, 15 rounds (5 with ``--quick``). A row prints the median
+and best of each, the ratio of medians (the verdict's) and ``paired``, the median of each
+round's own ratio (less moved by load on a shared machine).
 
-Usage: ``python benchmarks/skills.py [--quick]``. Timings are best-of-N rounds.
+``discover 1000 skills`` is timed inside one running event loop (a blocking portal's),
+awaited each round, as an engine calls it from its own loop; ``each in its own anyio.run``
+is the same call starting an event loop each round, and ``anyio.run + worker thread alone``
+is that fixed cost (a loop, and ``run_stoppable``'s worker thread doing nothing). The
+``(CPU)`` rows are the process's CPU time (all threads) of the same rounds: ``scan`` lists
+the tree and reads each ``SKILL.md`` (``SkillScan`` with the default ``deny_read``:
+descriptors, ``O_NOFOLLOW``, bounds), ``parse and catalog`` turns the bytes read into skills
+(frontmatter, digests, resources, collisions), each against the floor's CPU time.
+
+Usage: ``python benchmarks/skills.py [--quick]``. The parse and render rows are best-of-N.
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import os
+import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import anyio
 import yaml
+from anyio.from_thread import start_blocking_portal
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -49,6 +61,8 @@ from harness.skills._catalog import _Collected, _resolve
 from harness.skills._scan import SkillScan
 from harness.skills._simple_yaml import simple_mapping
 from harness.skills._units import skill_units
+from harness.workspace._stoppable import run_stoppable
+from harness.workspace.deny import DEFAULT_DENY_READ, DenyRules
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from assemble import bare_lower_bound  # the assembler benchmark's floor
@@ -94,13 +108,66 @@ def _best(
     return best
 
 
-def _cpu_breakdown(root: Path, rounds: int) -> None:
-    """Discovery's CPU time against the floor's, whole and by part (see the docstring)."""
+def _report(name: str, measured: float, floor: float, target: float | None) -> None:
+    ratio = measured / floor
+    verdict = "" if target is None else (" ok" if ratio <= target else f" OVER {target}")
+    print(f"{name:<38} {measured * 1000:7.1f} ms  floor {floor * 1000:6.1f} ms  "
+          f"ratio {ratio:5.2f}{verdict}")  # fmt: skip
+
+
+Sample = tuple[float, float]  # (wall, CPU) seconds of one round
+
+
+def _timed(call: Callable[[], object]) -> Sample:
+    start, start_cpu = time.perf_counter(), time.process_time()
+    call()
+    return time.perf_counter() - start, time.process_time() - start_cpu
+
+
+async def _timed_async(call: Callable[[], Awaitable[object]]) -> Sample:
+    start, start_cpu = time.perf_counter(), time.process_time()
+    await call()
+    return time.perf_counter() - start, time.process_time() - start_cpu
+
+
+def _interleaved(calls: dict[str, Callable[[], Sample]], rounds: int) -> dict[str, list[Sample]]:
+    """``rounds`` samples of each call, the calls alternating round by round after one
+    warm-up round of each: a change of load, of the page and dentry caches or of the clock
+    speed reaches every call alike. A full collection before each round, so that one call's
+    garbage is not collected in another's time."""
+    samples: dict[str, list[Sample]] = {name: [] for name in calls}
+    for warm_up in calls.values():
+        warm_up()
+    for _ in range(rounds):
+        for name, call in calls.items():
+            gc.collect()
+            samples[name].append(call())
+    return samples
+
+
+def _row(name: str, samples: list[float], floor: list[float], target: float | None) -> float:
+    """Print the median and best of ``samples`` against the floor's, the ratio of medians
+    (the verdict's) and, as ``paired``, the median of each round's own ratio (the round's
+    call over the same round's floor, a few milliseconds apart: a burst of load lasting
+    seconds reaches both, so it moves less on a shared machine)."""
+    median, floor_median = statistics.median(samples), statistics.median(floor)
+    ratio = median / floor_median
+    paired = statistics.median(one / base for one, base in zip(samples, floor, strict=True))
+    verdict = "" if target is None else (" ok" if ratio <= target else f" OVER {target}")
+    print(f"{name:<36} {median * 1000:6.1f} ms (best {min(samples) * 1000:6.1f})  "
+          f"floor {floor_median * 1000:5.1f} (best {min(floor) * 1000:5.1f})  "
+          f"ratio {ratio:5.2f}{verdict} paired {paired:5.2f}")  # fmt: skip
+    return ratio
+
+
+def _discover_rows(root: Path, rounds: int) -> None:
+    """The discover rows (see the module docstring): wall, then CPU by part, all interleaved."""
     real = os.path.realpath(root)
+    deny = DenyRules(DEFAULT_DENY_READ)  # as discovery scans: the default deny_read
 
     def scan() -> SkillScan:
-        with SkillScan(real, prune=(), max_bytes=65536) as scanned:
-            scanned.scan(".claude/skills", order=0)
+        with SkillScan(real, prune=(), max_bytes=65536, deny=deny) as scanned:
+            scanned.scan(".claude/skills", order=0, keep=False)
         return scanned
 
     found = scan().found
@@ -111,41 +178,42 @@ def _cpu_breakdown(root: Path, rounds: int) -> None:
             collected.add(one, one.rel, "project", one.rel.count("/"))
         return _resolve(collected)
 
-    calls: dict[str, Callable[[], object]] = {
-        "floor": lambda: _floor(root),
-        "discover 1000 skills (CPU)": lambda: anyio.run(SkillCatalog.discover, root),
-        "  scan: list and read (CPU)": scan,
-        "  parse and catalog (CPU)": parse,
-    }
-    best = dict.fromkeys(calls, float("inf"))
-    for _ in range(rounds * 2):  # interleaved: a change of load reaches every row alike
-        for name, call in calls.items():
-            best[name] = min(best[name], _best(1, call, time.process_time))
-    floor = best.pop("floor")
-    for name, measured in best.items():
-        _report(name, measured, floor, None)
+    with start_blocking_portal() as loop:  # the engine's running event loop
 
+        def in_loop() -> Sample:
+            return loop.call(_timed_async, lambda: SkillCatalog.discover(root))
 
-def _report(name: str, measured: float, floor: float, target: float | None) -> None:
-    ratio = measured / floor
-    verdict = "" if target is None else (" ok" if ratio <= target else f" OVER {target}")
-    print(f"{name:<34} {measured * 1000:8.1f} ms  floor {floor * 1000:7.1f} ms  "
-          f"ratio {ratio:5.2f}{verdict}")  # fmt: skip
+        calls: dict[str, Callable[[], Sample]] = {
+            "floor": lambda: _timed(lambda: _floor(root)),
+            "discover": in_loop,
+            "anyio.run(discover)": lambda: _timed(lambda: anyio.run(SkillCatalog.discover, root)),
+            "fixed": lambda: _timed(lambda: anyio.run(run_stoppable, lambda stop: None)),
+            "scan": lambda: _timed(scan),
+            "parse": lambda: _timed(parse),
+        }
+        samples = _interleaved(calls, rounds)
+    wall = {name: [sample[0] for sample in got] for name, got in samples.items()}
+    cpu = {name: [sample[1] for sample in got] for name, got in samples.items()}
+    _row("discover 1000 skills", wall["discover"], wall["floor"], 2.5)
+    _row("  each in its own anyio.run", wall["anyio.run(discover)"], wall["floor"], None)
+    _row("  anyio.run + worker thread alone", wall["fixed"], wall["floor"], None)
+    _row("discover 1000 skills (CPU)", cpu["discover"], cpu["floor"], None)
+    _row("  scan: list and read (CPU)", cpu["scan"], cpu["floor"], None)
+    _row("  parse and catalog (CPU)", cpu["parse"], cpu["floor"], None)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true")
-    rounds = 2 if parser.parse_args().quick else 5
+    quick = parser.parse_args().quick
+    rounds = 2 if quick else 5
     with tempfile.TemporaryDirectory() as top:
         root = Path(top)
         _tree(root, 1000)
-        floor = _best(rounds, lambda: _floor(root))
         catalog = anyio.run(SkillCatalog.discover, root)
         assert len(catalog.skills) == 1000, catalog.warnings[:3]
-        discover = _best(rounds, lambda: anyio.run(SkillCatalog.discover, root))
-        _report("discover 1000 skills", discover, floor, 2.5)
-        _cpu_breakdown(root, rounds)
+        _discover_rows(root, 5 if quick else 15)
+        floor = _best(rounds, lambda: _floor(root))
         texts = [
             _SKILL.format(name=f"skill-{i:04d}", index=i).split("---\n")[1] for i in range(1000)
         ]

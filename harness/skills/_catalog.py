@@ -270,11 +270,11 @@ class _Candidate:
 
 class _Collected:
     """What one discovery gathers: candidates, warnings, strict problems. ``parsed``: the
-    frontmatter already parsed, by path and bytes (a cache's), and ``used``: what this
-    discovery parsed or took from it."""
+    frontmatter parsed before, by path and bytes (a cache's); ``used``: what this used."""
 
     def __init__(self, strict: bool, parsed: dict[tuple[str, bytes], Any] | None = None) -> None:
         self.strict = strict
+        self.keep = parsed is not None  # without a cache, nothing parsed is kept
         self.parsed = parsed if parsed is not None else {}
         self.used: dict[tuple[str, bytes], Any] = {}
         self.candidates: list[_Candidate] = []
@@ -296,12 +296,13 @@ class _Collected:
             return
         self.seen[found.identity] = shown
         key = (shown, found.data)
-        known = self.parsed.get(key)
+        known = self.parsed.get(key) if self.keep else None
         if known is None:
             text, alterations = decode(found.data)
             dir_name = found.rel.rsplit("/", 2)[-2] if "/" in found.rel else ""
             known = (alterations, *parse_skill(text, dir_name))
-        self.used[key] = known
+        if self.keep:
+            self.used[key] = known
         alterations, parsed, notes = known
         for alteration in alterations:
             self.note(shown, alteration)
@@ -340,7 +341,7 @@ class _Collected:
 def _shown_resources(shown: str, rel: str, resources: list[str]) -> tuple[str, ...]:
     """A skill's resources, sorted, as its ``path`` is shown (``user:`` prefix kept)."""
     base = shown[: len(shown) - len(rel)] if shown.endswith(rel) else ""
-    return tuple(base + display_path(path) for path in sorted(resources))
+    return tuple([base + display_path(path) for path in sorted(resources)])
 
 
 @dataclass(frozen=True, slots=True)

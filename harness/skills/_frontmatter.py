@@ -125,8 +125,9 @@ def _name(data: Mapping[str, object], dir_name: str, notes: list[Note]) -> str:
     if not isinstance(name, str) or not name.strip():
         notes.append(Note("warn", f"field 'name' must be a non-empty string; using {dir_name!r}"))
         return dir_name
-    notes.extend(Note("warn", problem) for problem in name_problems(name.strip(), dir_name))
-    return name.strip()
+    name = name.strip()
+    notes.extend(Note("warn", problem) for problem in name_problems(name, dir_name))
+    return name
 
 
 def _description(data: Mapping[str, object], notes: list[Note]) -> str | None:
@@ -212,14 +213,14 @@ def parse_skill(text: str, dir_name: str) -> tuple[Parsed | None, list[Note]]:
         notes.append(Note("strict", f"unexpected field(s) in frontmatter: {', '.join(unknown)}"))
     name = _name(data, dir_name, notes)
     description = _description(data, notes)
-    parsed = Parsed(
-        name=name,
-        description=description or "",
-        body=body.replace("\r\n", "\n").strip(),
-        license=_text_field(data, "license", notes),
-        compatibility=_text_field(data, "compatibility", notes),
-        allowed_tools=_allowed_tools(data, notes),
-        metadata=_metadata(data, notes),
-        extra={key: data[key] for key in unknown} if unknown else {},
+    parsed = Parsed(  # positional (a named tuple's keywords cost twice as much), in order:
+        name,
+        description or "",
+        (body.replace("\r\n", "\n") if "\r" in body else body).strip(),  # body
+        _text_field(data, "license", notes),
+        _text_field(data, "compatibility", notes),
+        _allowed_tools(data, notes),
+        _metadata(data, notes),
+        {key: data[key] for key in unknown} if unknown else {},  # extra
     )
     return (None if description is None else parsed), notes

@@ -32,12 +32,12 @@ path string only, before anything is opened.
 from __future__ import annotations
 
 import os
-import re
 import stat
 import threading
 from dataclasses import dataclass, field
 from types import TracebackType
 
+from harness.skills._deny_hint import deny_hint
 from harness.workspace import (
     DIR_FLAGS,
     GITIGNORE,
@@ -124,11 +124,8 @@ class SkillScan:
     ) -> None:
         rules = workspace_rules(root)
         self.deny = deny if deny else None  # deny_read: never opened, not even listed
-        literals = _literals(deny.patterns) if deny else None
-        # a name holding no pattern's plain run matches none: one regex search rules it out
-        self._deny_hint = (
-            re.compile("|".join(map(re.escape, literals))).search if literals else None
-        )
+        self._deny_hint = deny_hint(deny.patterns) if deny else None
+        self._clean: set[str] | None = set() if self.deny is not None else None
         self.prune = frozenset((*prune, ".git"))
         self.max_bytes, self.stop = max_bytes, stop
         self.max_depth, self.max_dirs = max_depth, max_dirs
@@ -309,14 +306,15 @@ class SkillScan:
             self.warn(rel, f"directory skipped: it cannot be read ({reason(exc)})")
             return
         prefix = f"{rel}/" if rel else ""
-        if self.deny is not None:
-            entries = self._allowed(prefix, entries)
         skill_file: os.DirEntry[str] | None = None
         subdirs: list[str] = []
         files: list[str] = []
         prune = self.prune
+        clean = self._clean  # names no deny_read pattern can match (None: nothing denied)
         for entry in entries:
             name = entry.name
+            if clean is not None and name not in clean and self._denied_entry(prefix, entry):
+                continue
             if name == SKILL_FILE:
                 skill_file = entry
             elif name == GITIGNORE and level:
@@ -354,18 +352,15 @@ class SkillScan:
             elif owner is not None and name != SKILL_FILE and name != GITIGNORE:
                 owner.resources.append(prefix + name)  # sorted by the catalog
 
-    def _allowed(self, prefix: str, entries: list[os.DirEntry[str]]) -> list[os.DirEntry[str]]:
-        """``entries`` without those ``deny_read`` denies (each warned)."""
-        hint = self._deny_hint
-        if hint is not None and hint("\n".join([entry.name for entry in entries])) is None:
-            return entries  # one search for the whole listing: each name is in the joined text
-        denied = {
-            entry.name
-            for entry in entries
-            if (hint is None or hint(entry.name))
-            and self.denied(prefix + entry.name, entry.is_dir(follow_symlinks=False))
-        }
-        return [entry for entry in entries if entry.name not in denied] if denied else entries
+    def _denied_entry(self, prefix: str, entry: os.DirEntry[str]) -> bool:
+        """Whether ``deny_read`` denies listed ``entry`` (warned). A name no pattern's plain
+        run is in joins ``_clean``: the next entry of that name is decided by a set lookup."""
+        name, hint = entry.name, self._deny_hint
+        if hint is not None and hint(name) is None:
+            assert self._clean is not None
+            self._clean.add(name)
+            return False
+        return self.denied(prefix + name, entry.is_dir(follow_symlinks=False))
 
     def _descend(
         self,
@@ -479,22 +474,3 @@ def _problem(problem: str, size: int, error: OSError | None, cap: int) -> str:
         return "skipped: not a regular file (it changed during the scan)"
     verb = "opened" if problem == "open" else "read"
     return f"skipped: it cannot be {verb} ({reason(error) if error else 'unknown'})"
-
-
-def _literals(patterns: tuple[str, ...]) -> tuple[str, ...] | None:
-    """For patterns that each match a name at any depth (no slash but a trailing one, no
-    negation, class or escape): per pattern its longest run of plain characters, which any
-    name it matches contains. None when some pattern is not that simple (check them all)."""
-    found: list[str] = []
-    for raw in patterns:
-        pattern = raw.rstrip(" ")
-        if not pattern or pattern.startswith("#"):
-            continue  # a blank line or a comment matches nothing
-        pattern = pattern.removesuffix("/")
-        if pattern.startswith("!") or any(c in pattern for c in "/[\\"):
-            return None
-        longest = max(pattern.replace("?", "*").split("*"), key=len)
-        if not longest:
-            return None
-        found.append(longest)
-    return tuple(found)

@@ -36,24 +36,17 @@ _PLAIN_FIRST = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ01
 Value = str | dict[str, str]
 
 
-def _scalar(value: str) -> str | None:
-    """The scalar after ``key:`` and its spaces (``value``: the rest of the line, not
-    empty), None when it is outside the subset."""
+def _quoted(value: str) -> str | None:
+    """The quoted scalar ``value`` (the rest of its line after ``key:`` and its spaces,
+    starting with its quote), None when it is outside the subset."""
     first = value[0]
-    if first == '"' or first == "'":  # quoted: on its line, no space at either end, none doubled
-        end = value.find(first, 1)
-        if end == -1 or value[end + 1 :].strip(" "):
-            return None
-        inner = value[1:end]
-        if (first == '"' and "\\" in inner) or "  " in inner or inner != inner.strip(" "):
-            return None
-        return inner
-    if first not in _PLAIN_FIRST or "#" in value:
+    end = value.find(first, 1)  # on its line, no space at either end, none doubled
+    if end == -1 or value[end + 1 :].strip(" "):
         return None
-    plain = value.rstrip(" ")  # its trailing spaces are not part of it
-    if ": " in plain or plain[-1] == ":" or "  " in plain:
+    inner = value[1:end]
+    if (first == '"' and "\\" in inner) or "  " in inner or inner != inner.strip(" "):
         return None
-    return plain
+    return inner
 
 
 def simple_mapping(text: str) -> dict[str, Value] | None:
@@ -80,9 +73,17 @@ def simple_mapping(text: str) -> dict[str, Value] | None:
             nested = found[key] = {}
             opened.append(key)
             continue
-        value = _scalar(after) if rest[0] == " " else None
-        if value is None:
+        if rest[0] != " ":
             return None
+        if after[0] in _PLAIN_FIRST:  # a plain scalar; its trailing spaces are not part of it
+            value = after.rstrip(" ")
+            if "#" in after or ": " in value or value[-1] == ":" or "  " in value:
+                return None
+        else:
+            quoted = _quoted(after) if after[0] == '"' or after[0] == "'" else None
+            if quoted is None:
+                return None
+            value = quoted
         if indented:
             if nested is None or key in nested:
                 return None

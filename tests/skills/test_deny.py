@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness import HarnessConfig, SkillCatalog
-from harness.skills._scan import _literals
+from harness.skills._deny_hint import _literals
 from harness.workspace.deny import DEFAULT_DENY_READ, DenyRules
 from tests.skills.support import skill_md, write_skill
 
