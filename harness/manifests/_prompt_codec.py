@@ -19,7 +19,8 @@ its ``ManifestRecord``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from harness.manifests._codec import (
@@ -58,6 +59,9 @@ class _Shared:
     strategies: dict[str, str]
     settings: dict[str, Any] | None = None
     parts: dict[str, bytes] | None = None  # the settings part, then the layers'
+    times: dict[str, tuple[list[datetime | None], list[str | None]]] = field(
+        default_factory=dict
+    )  # ``layer_times``'s memo
 
     @classmethod
     def of(
@@ -125,7 +129,7 @@ def encode_prompt(record: PromptRecord, written: Written) -> Encoded:
         shared.settings, shared.parts = settings, parts
     header["settings"] = next(iter(parts))
     header["layers"] = shared.addresses
-    observed = layer_times(prompt, layers)
+    observed = layer_times(prompt, layers, shared.times)
     if observed:
         header[_OBSERVED] = observed
     row = (

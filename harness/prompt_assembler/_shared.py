@@ -23,6 +23,7 @@ as the manifest's layer dicts hold them.
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from harness.prompt_assembler._layout import layout_names
@@ -55,18 +56,37 @@ def shared_layers(prompt: AssembledPrompt) -> tuple[LayerManifest, ...] | None:
 
 
 def layer_times(
-    prompt: AssembledPrompt, layers: tuple[LayerManifest, ...]
+    prompt: AssembledPrompt,
+    layers: tuple[LayerManifest, ...],
+    memo: dict[str, tuple[list[datetime | None], list[str | None]]] | None = None,
 ) -> dict[str, list[str | None]]:
     """By layer name, the ``observed_at`` of each entry of ``layers`` (kept units, then
     dropped ones) as this build's units carry it, ISO 8601; a layer none of whose entries
-    has a time is left out."""
+    has a time is left out.
+
+    ``memo`` (the caller's, by layer name) keeps the last times and their text: a layer
+    whose units carry the very time objects of the last call (files read once, for many
+    builds) is not formatted again (formatting is most of this function's cost)."""
     found: dict[str, list[str | None]] = {}
     for layer, trim in zip(layers, prompt._trims, strict=True):
         units = trim[0]
         times = [units[entry.index].observed_at for entry in layer.units]
-        times += [units[entry.index].observed_at for entry in layer.dropped_units]
-        if any(time is not None for time in times):
-            found[layer.name] = [None if time is None else time.isoformat() for time in times]
+        if layer.dropped_units:
+            times += [units[entry.index].observed_at for entry in layer.dropped_units]
+        if times.count(None) == len(times):
+            continue
+        last = None if memo is None else memo.get(layer.name)
+        if (
+            last is not None
+            and len(last[0]) == len(times)
+            and all([a is b for a, b in zip(last[0], times, strict=True)])
+        ):
+            found[layer.name] = last[1]
+            continue
+        text = [None if time is None else time.isoformat() for time in times]
+        if memo is not None:
+            memo[layer.name] = (times, text)
+        found[layer.name] = text
     return found
 
 
