@@ -37,6 +37,8 @@ from harness.manifests._codec import (
 from harness.manifests._record import PromptRecord, harness_version
 from harness.prompt_assembler import AssembledPrompt, LayerManifest
 from harness.prompt_assembler._shared import (
+    Entries,
+    entries,
     input_texts,
     layer_times,
     manifest_fields,
@@ -57,6 +59,7 @@ class _Shared:
     texts: dict[str, str]
     budgets: dict[str, int]
     strategies: dict[str, str]
+    entries: Entries  # what layer_times reads of the layers
     settings: dict[str, Any] | None = None
     parts: dict[str, bytes] | None = None  # the settings part, then the layers'
     times: dict[str, tuple[list[datetime | None], list[str | None]]] = field(
@@ -81,6 +84,7 @@ class _Shared:
             input_texts(prompt, layers),
             {layer.name: layer.budget for layer in layers},
             {layer.name: layer.strategy for layer in layers},
+            entries(layers),
         )
 
     def holds(self, layers: tuple[LayerManifest, ...]) -> bool:
@@ -129,7 +133,7 @@ def encode_prompt(record: PromptRecord, written: Written) -> Encoded:
         shared.settings, shared.parts = settings, parts
     header["settings"] = next(iter(parts))
     header["layers"] = shared.addresses
-    observed = layer_times(prompt, layers, shared.times)
+    observed = layer_times(prompt, shared.entries, shared.times)
     if observed:
         header[_OBSERVED] = observed
     row = (

@@ -7,13 +7,14 @@ encoder keeps the encoded form of the last build's layers by the very objects, a
 whose layers are those objects only encodes its own fields and times::
 
     from harness.prompt_assembler import AssemblyCache, assemble
-    from harness.prompt_assembler._shared import layer_times, manifest_fields, shared_layers
+    from harness.prompt_assembler._shared import entries, layer_times, manifest_fields
+    from harness.prompt_assembler._shared import shared_layers
 
     cache = AssemblyCache()
     prompt = assemble({"identity": "You are the reviewer."}, cache=cache)
     layers = shared_layers(prompt)      # None without a cache, or for a large layer
     assert layers is not None and layers == prompt.manifest_record().layers
-    assert layer_times(prompt, layers) == {}
+    assert layer_times(prompt, entries(layers), {}) == {}
     assert manifest_fields(prompt)["digest"] == prompt.digest
 
 Each answer is what ``prompt.manifest_record().to_dict()`` holds: ``shared_layers``'s layers
@@ -24,6 +25,7 @@ as the manifest's layer dicts hold them.
 from __future__ import annotations
 
 from datetime import datetime
+from operator import is_
 from typing import Any
 
 from harness.prompt_assembler._layout import layout_names
@@ -32,7 +34,14 @@ from harness.prompt_assembler._prompt import AssembledPrompt, memoised_layer
 from harness.prompt_assembler._values import LAYER_SEPARATOR, TRUNCATION_MARKER, UNIT_SEPARATOR
 from harness.prompt_assembler.strategies.layer import byte_exact
 
-__all__ = ["input_texts", "layer_times", "manifest_fields", "shared_layers"]
+__all__ = [
+    "Entries",
+    "entries",
+    "input_texts",
+    "layer_times",
+    "manifest_fields",
+    "shared_layers",
+]
 
 _SEPARATORS = (LAYER_SEPARATOR, UNIT_SEPARATOR, TRUNCATION_MARKER)
 
@@ -55,38 +64,47 @@ def shared_layers(prompt: AssembledPrompt) -> tuple[LayerManifest, ...] | None:
     return tuple(layers)
 
 
+Entries = tuple[tuple[int, str, tuple[int, ...]], ...]
+"""For each layer with entries: its position, its name, and the index among its inputs of
+each entry, kept units then dropped ones (``entries``)."""
+
+
+def entries(layers: tuple[LayerManifest, ...]) -> Entries:
+    """What ``layer_times`` reads of ``layers``, taken once for all the builds sharing them."""
+    found = []
+    for position, layer in enumerate(layers):
+        indexes = tuple([entry.index for entry in (*layer.units, *layer.dropped_units)])
+        if indexes:
+            found.append((position, layer.name, indexes))
+    return tuple(found)
+
+
 def layer_times(
     prompt: AssembledPrompt,
-    layers: tuple[LayerManifest, ...],
-    memo: dict[str, tuple[list[datetime | None], list[str | None]]] | None = None,
+    entries: Entries,
+    memo: dict[str, tuple[list[datetime | None], list[str | None]]],
 ) -> dict[str, list[str | None]]:
-    """By layer name, the ``observed_at`` of each entry of ``layers`` (kept units, then
-    dropped ones) as this build's units carry it, ISO 8601; a layer none of whose entries
-    has a time is left out.
+    """By layer name, the ``observed_at`` of each entry (``entries`` of the layers
+    ``shared_layers`` gave) as this build's units carry it, ISO 8601; a layer none of whose
+    entries has a time is left out.
 
     ``memo`` (the caller's, by layer name) keeps the last times and their text: a layer
     whose units carry the very time objects of the last call (files read once, for many
     builds) is not formatted again (formatting is most of this function's cost)."""
     found: dict[str, list[str | None]] = {}
-    for layer, trim in zip(layers, prompt._trims, strict=True):
-        units = trim[0]
-        times = [units[entry.index].observed_at for entry in layer.units]
-        if layer.dropped_units:
-            times += [units[entry.index].observed_at for entry in layer.dropped_units]
+    trims = prompt._trims
+    for position, name, indexes in entries:
+        units = trims[position][0]
+        times = [units[index].observed_at for index in indexes]
         if times.count(None) == len(times):
             continue
-        last = None if memo is None else memo.get(layer.name)
-        if (
-            last is not None
-            and len(last[0]) == len(times)
-            and all([a is b for a, b in zip(last[0], times, strict=True)])
-        ):
-            found[layer.name] = last[1]
+        last = memo.get(name)
+        if last is not None and len(last[0]) == len(times) and all(map(is_, last[0], times)):
+            found[name] = last[1]
             continue
         text = [None if time is None else time.isoformat() for time in times]
-        if memo is not None:
-            memo[layer.name] = (times, text)
-        found[layer.name] = text
+        memo[name] = (times, text)
+        found[name] = text
     return found
 
 
