@@ -12,10 +12,10 @@ machine load. Target: with ``Harness(manifests=path)`` the round takes at most 1
 keeps the ratio low. Second figure: the store's growth per additional identical build, after
 a WAL checkpoint, over many builds (target: at most 2 KiB; texts and layers are shared).
 Also printed, the breakdown: what a recorded build adds on the event loop, per build on fresh
-prompts (the prompt's digest, which an unrecorded build never computes; its ``PromptRecord``;
-its encoding into a row from the layers it shares with the build before, of which the layer
-memo's lookups; and what the general path, a ``ManifestRecord`` with its manifest's dicts
-encoded, would take instead), one fsync'd commit of a round's 64 rows, and how
+prompts (its ``PromptRecord``; its encoding into a row from the layers it shares with the
+build before, with the prompt's digest, which an unrecorded build never computes, of which
+the layer memo's lookups; and what the general path, a ``ManifestRecord`` with its
+manifest's dicts encoded, would take instead), one fsync'd commit of a round's 64 rows, how
 many commits a round takes; ``floor + these`` is the ratio those alone allow (the recorder's
 round trip comes on top); how long a round lasts after its last build was handed to the
 recorder (the part that cannot overlap: that batch's commit and the wake-up of its builds);
@@ -97,7 +97,7 @@ class Timing:
     store: float  # median round with one
     builds: int  # builds recorded
     batches: float  # transactions per recorded round
-    parts: dict[str, float]  # per build, on the event loop: digest, record, encode, ...
+    parts: dict[str, float]  # per build, on the event loop: record, encode, layers, general
     commit: float  # one fsync'd transaction of a round's 64 rows (median)
     writes: list[float]  # each store write of the recorded rounds, as the recorder awaited it
     tail: float  # median, per recorded round: its end minus the last build handed to the recorder
@@ -106,9 +106,9 @@ class Timing:
 
 async def _record_cpu(harness: Harness, samples: int = 256) -> dict[str, float]:
     """Per build, on fresh prompts with a warm ``Written``, what a recorded build adds on the
-    event loop: the prompt's digest (an unrecorded build never computes it),
-    ``PromptRecord.of`` and ``encode_prompt`` (its row, from the layers it shares with the
-    build before), of which ``shared_layers`` (the layer memo's lookups); and, for
+    event loop: ``PromptRecord.of`` and ``encode_prompt`` (its row, from the layers it shares
+    with the build before, and the prompt's digest, which an unrecorded build never
+    computes), of which ``shared_layers`` (the layer memo's lookups); and, for
     comparison, the general path on other fresh prompts (``ManifestRecord.of`` and
     ``encode_one``, which build the record's manifest and layer dicts)."""
     context: dict[str, Any] = {
@@ -118,7 +118,7 @@ async def _record_cpu(harness: Harness, samples: int = 256) -> dict[str, float]:
         "tokenizer_spec": "approximate",
     }
     clock = time.perf_counter
-    spent = dict.fromkeys(("digest", "record", "encode", "layers", "general"), 0.0)
+    spent = dict.fromkeys(("record", "encode", "layers", "general"), 0.0)
     written = codec.Written()
     prompts = [await harness.build_prompt(WORKSPACE, **BUILD) for _ in range(samples)]
     for prompt in prompts:
@@ -127,14 +127,11 @@ async def _record_cpu(harness: Harness, samples: int = 256) -> dict[str, float]:
         spent["layers"] += clock() - started
     for prompt in prompts:
         started = clock()
-        _ = prompt.digest
-        digested = clock()
         record = PromptRecord.of(prompt, requested_at=datetime.now(UTC), **context)
         recorded = clock()
         encode_prompt(record, written)
         encoded = clock()
-        spent["digest"] += digested - started
-        spent["record"] += recorded - digested
+        spent["record"] += recorded - started
         spent["encode"] += encoded - recorded
     written = codec.Written()
     for prompt in [await harness.build_prompt(WORKSPACE, **BUILD) for _ in range(samples)]:
@@ -265,12 +262,12 @@ def _breakdown(measured: Timing, floor: float) -> None:
     """Where the added time goes: the event loop's own work per recorded build, and the commit
     the last batch waits for after the last build (the part that cannot overlap)."""
     parts = measured.parts
-    per_build = parts["digest"] + parts["record"] + parts["encode"]
+    per_build = parts["record"] + parts["encode"]
     cpu = per_build * CONCURRENCY
     print(
-        f"  added per build on the event loop: {per_build * 1e6:.0f} us = digest "
-        f"{parts['digest'] * 1e6:.0f} + record {parts['record'] * 1e6:.0f} + encode "
-        f"{parts['encode'] * 1e6:.0f} (of which layer lookups {parts['layers'] * 1e6:.0f}) "
+        f"  added per build on the event loop: {per_build * 1e6:.0f} us = record "
+        f"{parts['record'] * 1e6:.0f} + encode with digest {parts['encode'] * 1e6:.0f} "
+        f"(of which layer lookups {parts['layers'] * 1e6:.0f}) "
         f"(x{CONCURRENCY} = {cpu * 1000:.1f} ms); the general path would take "
         f"{parts['general'] * 1e6:.0f} us"
     )

@@ -38,6 +38,7 @@ from harness.manifests._record import PromptRecord, harness_version
 from harness.prompt_assembler import AssembledPrompt, LayerManifest
 from harness.prompt_assembler._shared import (
     Entries,
+    digest_as,
     entries,
     input_texts,
     layer_times,
@@ -60,6 +61,8 @@ class _Shared:
     budgets: dict[str, int]
     strategies: dict[str, str]
     entries: Entries  # what layer_times reads of the layers
+    text: str | None = None  # the last prompt's text, and its digest
+    digest: str = ""
     settings: dict[str, Any] | None = None
     parts: dict[str, bytes] | None = None  # the settings part, then the layers'
     times: dict[str, tuple[list[datetime | None], list[str | None]]] = field(
@@ -105,6 +108,7 @@ def encode_prompt(record: PromptRecord, written: Written) -> Encoded:
     shared = written.shared
     if not isinstance(shared, _Shared) or not shared.holds(layers):
         shared = written.shared = _Shared.of(prompt, layers, written)
+    shared.text, shared.digest = prompt.text, digest_as(prompt, shared.text, shared.digest)
     fields = manifest_fields(prompt)  # then what ManifestRecord.of adds, in its order
     fields["manifest_id"] = record.manifest_id
     fields["harness_version"] = harness_version()

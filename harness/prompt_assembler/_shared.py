@@ -36,6 +36,7 @@ from harness.prompt_assembler.strategies.layer import byte_exact
 
 __all__ = [
     "Entries",
+    "digest_as",
     "entries",
     "input_texts",
     "layer_times",
@@ -118,6 +119,19 @@ def input_texts(prompt: AssembledPrompt, layers: tuple[LayerManifest, ...]) -> d
         for dropped in layer.dropped_units:
             texts[dropped.sha256] = units[dropped.index].text
     return texts
+
+
+def digest_as(prompt: AssembledPrompt, text: str | None, digest: str) -> str:
+    """``prompt.digest``, which is ``digest`` when ``prompt.text`` equals ``text``, the text
+    of an earlier prompt whose digest that is (None: no such prompt yet). The builds of a
+    workspace are mostly of the same text, and comparing it costs far less than hashing it;
+    the prompt keeps the digest as if it had computed it."""
+    known: str | None = prompt.__dict__.get("digest")
+    if known is None:
+        if text is None or prompt.text != text:
+            return prompt.digest
+        prompt.__dict__["digest"] = known = digest  # what the cached property would hold
+    return known
 
 
 def manifest_fields(prompt: AssembledPrompt) -> dict[str, Any]:

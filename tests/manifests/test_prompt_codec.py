@@ -6,6 +6,7 @@ text, in the same order, whatever came before it in the same store."""
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
@@ -198,3 +199,15 @@ def test_a_section_named_like_a_manifest_key_is_refused_as_by_the_record(name: s
         ManifestRecord.of(prompt, **context)
     with pytest.raises(type(general.value), match="would replace the manifest's own key"):
         PromptRecord.of(prompt, **context)
+
+
+def test_an_empty_prompt_first_is_hashed_not_taken_for_a_known_text() -> None:
+    cache = AssemblyCache()
+    written = codec.Written()
+    context = _context(Step(0, 0, False, 0, 0, 4, 4, False, False, False, 0, True, "/w"), 2)
+    for layers in ({}, {"identity": "You are the reviewer."}, {}):
+        prompt = assemble(layers, cache=cache)
+        encoded = encode_prompt(PromptRecord.of(prompt, **context), written)
+        reference = codec.encode_one(ManifestRecord.of(prompt, **context), codec.Written())
+        assert _dumped(encoded) == _dumped(reference)
+        assert prompt.digest == hashlib.sha256(prompt.text.encode()).hexdigest()
