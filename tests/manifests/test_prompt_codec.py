@@ -8,20 +8,29 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import sqlite3
+from contextlib import closing
 from datetime import UTC, datetime, timedelta, timezone
+from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness import Unit, assemble
+from harness import EXTENDED_LAYOUT, Harness, HarnessConfig, Unit, assemble
+from harness.build import unit_imports
+from harness.config import Envelope
 from harness.manifests import ManifestStoreError
 from harness.manifests import _codec as codec
 from harness.manifests._prompt_codec import encode_prompt
 from harness.manifests._record import ManifestRecord, PromptRecord
 from harness.prompt_assembler import AssembledPrompt, AssemblyCache
 from harness.prompt_assembler._shared import shared_layers
+from harness.tools import PinStore, ToolCatalog, ToolPolicy, tools_record
+from tests.cli import ACME, ACME_DB
+from tests.tools.server import INITIAL_TOOLS
 
 START = datetime(2026, 12, 1, 10, 0, tzinfo=UTC)
 ZONES = (UTC, timezone(timedelta(hours=2)), timezone(timedelta(hours=-5, minutes=-30)))
@@ -211,3 +220,56 @@ def test_an_empty_prompt_first_is_hashed_not_taken_for_a_known_text() -> None:
         reference = codec.encode_one(ManifestRecord.of(prompt, **context), codec.Written())
         assert _dumped(encoded) == _dumped(reference)
         assert prompt.digest == hashlib.sha256(prompt.text.encode()).hexdigest()
+
+
+async def test_a_harness_stores_the_rows_the_general_path_writes(tmp_path: Path) -> None:
+    # End to end on the example workspace (its .AGENTS/ files read anew, with fresh times, by
+    # every build; tools and targets give sections and imports), each build twice in a row
+    # (the second shares the first's layers): each stored row, and the parts and texts it
+    # points to, are what encode_one writes for the ManifestRecord of the build, with the
+    # recorded id and time.
+    path = tmp_path / "m.db"
+    config = HarnessConfig(layout=EXTENDED_LAYOUT, envelope=Envelope(model_context_limit=131_072))
+    with anyio.fail_after(60):
+        async with await PinStore.open(tmp_path / "pins.db") as pins:
+            check = await pins.check(
+                ToolCatalog.from_tools("repo", INITIAL_TOOLS), ToolPolicy({"repo": ["search"]})
+            )
+        options: list[dict[str, Any]] = [
+            {"business_rules": ["Never log card numbers."]},
+            {"business_rules": ["Never log card numbers."], "budgets": {"business_rules": 2}},
+            {"targets": ["services/billing/api/handler.py"], "tools": check},
+        ]
+        async with Harness(config, database=ACME_DB, manifests=path) as h:
+            built = []
+            for given in [step for step in options for _ in range(3)]:
+                built.append(
+                    (await h.build(ACME, agent="reviewer", project_id="acme", **given), given)
+                )
+            store = h.manifests
+            assert store is not None
+            manifests = [await store.get(str(build.prompt.manifest_id)) for build, _ in built]
+    with closing(sqlite3.connect(path)) as connection:
+        rows = {row[0]: row for row in connection.execute("SELECT * FROM manifests")}
+        parts = dict(connection.execute("SELECT sha256, body FROM manifest_parts").fetchall())
+        texts = dict(connection.execute("SELECT sha256, body FROM manifest_texts").fetchall())
+    assert len(rows) == len(built)
+    for (build, given), manifest in zip(built, manifests, strict=True):
+        record = ManifestRecord.of(
+            build.prompt,
+            workspace=str(build.workspace),
+            agent="reviewer",
+            project_id="acme",
+            requested_at=datetime.fromisoformat(manifest["requested_at"]),
+            tokenizer_spec="approximate",
+            targets=build.targets,
+            imports=unit_imports(build.instruction_set, build.project_context),
+            manifest_id=manifest["manifest_id"],
+            sections={"tools": tools_record(check)} if "tools" in given else None,
+        )
+        expected = codec.encode_one(record, codec.Written())
+        assert rows[expected.manifest_id] == expected.row
+        for address, body in expected.parts.items():
+            assert parts[address] == body
+        for address, text in expected.texts.items():
+            assert texts[address] == text.encode("utf-8", "surrogatepass")
