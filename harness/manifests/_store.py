@@ -159,6 +159,7 @@ class ManifestStore(AsyncClosing):
         """Close the store (after any operation in flight); idempotent."""
         async with self._lock:
             backend, self._backend = self._backend, None
+            self._written.shared = None  # the last build's texts: not kept past the store
             if backend is not None:
                 await backend.aclose()
 

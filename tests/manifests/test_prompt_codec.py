@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from harness import EXTENDED_LAYOUT, Harness, HarnessConfig, Unit, assemble
 from harness.build import unit_imports
 from harness.config import Envelope
-from harness.manifests import ManifestStoreError
+from harness.manifests import ManifestStore, ManifestStoreError
 from harness.manifests import _codec as codec
 from harness.manifests._prompt_codec import encode_prompt
 from harness.manifests._record import ManifestRecord, PromptRecord
@@ -273,3 +273,13 @@ async def test_a_harness_stores_the_rows_the_general_path_writes(tmp_path: Path)
             assert parts[address] == body
         for address, text in expected.texts.items():
             assert texts[address] == text.encode("utf-8", "surrogatepass")
+
+
+async def test_a_closed_store_keeps_no_text_of_the_last_build(tmp_path: Path) -> None:
+    step = Step(0, 0, False, 0, 2, 400, 400, True, False, False, 0, True, "/srv/acme")
+    prompt = _prompt(step, START, AssemblyCache())
+    with anyio.fail_after(10):
+        async with ManifestStore.open(tmp_path / "m.db", create=True) as store:
+            await store.record(PromptRecord.of(prompt, **_context(step, 2)))
+            assert store._written.shared is not None  # the shared parts of the last build
+    assert store._written.shared is None
