@@ -12,8 +12,10 @@ machine load. Target: with ``Harness(manifests=path)`` the round takes at most 1
 keeps the ratio low. Second figure: the store's growth per additional identical build, after
 a WAL checkpoint, over many builds (target: at most 2 KiB; texts and layers are shared).
 Also printed, the breakdown: what a recorded build adds on the event loop, per build on fresh
-prompts (the assembler's manifest and digest, which an unrecorded build never computes; the
-record made of it; its encoding into a row), one fsync'd commit of a round's 64 rows, and how
+prompts (its ``PromptRecord``; its encoding into a row from the layers it shares with the
+build before, with the prompt's digest, which an unrecorded build never computes, of which
+the layer memo's lookups; and what the general path, a ``ManifestRecord`` with its
+manifest's dicts encoded, would take instead), one fsync'd commit of a round's 64 rows, how
 many commits a round takes; ``floor + these`` is the ratio those alone allow (the recorder's
 round trip comes on top); how long a round lasts after its last build was handed to the
 recorder (the part that cannot overlap: that batch's commit and the wake-up of its builds);
@@ -48,9 +50,11 @@ import anyio.to_thread  # noqa: E402
 
 from harness import Harness  # noqa: E402
 from harness.manifests import _codec as codec  # noqa: E402
-from harness.manifests._record import ManifestRecord  # noqa: E402
+from harness.manifests._prompt_codec import encode_prompt  # noqa: E402
+from harness.manifests._record import ManifestRecord, PromptRecord  # noqa: E402
 from harness.manifests._sqlite import open_database, write_batch  # noqa: E402
 from harness.manifests._watch import FileWatch  # noqa: E402
+from harness.prompt_assembler._shared import shared_layers  # noqa: E402
 
 WORKSPACE = ROOT / "examples" / "acme"
 DATABASE = ROOT / "examples" / "acme.db"
@@ -93,7 +97,7 @@ class Timing:
     store: float  # median round with one
     builds: int  # builds recorded
     batches: float  # transactions per recorded round
-    parts: dict[str, float]  # per build, on the event loop: manifest, record, encode
+    parts: dict[str, float]  # per build, on the event loop: record, encode, layers, general
     commit: float  # one fsync'd transaction of a round's 64 rows (median)
     writes: list[float]  # each store write of the recorded rounds, as the recorder awaited it
     tail: float  # median, per recorded round: its end minus the last build handed to the recorder
@@ -101,34 +105,40 @@ class Timing:
 
 
 async def _record_cpu(harness: Harness, samples: int = 256) -> dict[str, float]:
-    """Per build, on fresh prompts with a warm ``Written``: the assembler's manifest and digest
-    (``manifest_record``, ``layer_dicts``), ``ManifestRecord.of`` on top of them, and
-    ``codec.encode`` (what a recorded build adds on the event loop)."""
-    prompts = [await harness.build_prompt(WORKSPACE, **BUILD) for _ in range(samples)]
-    written = codec.Written()
-    spent = dict.fromkeys(("manifest", "record", "encode"), 0.0)
+    """Per build, on fresh prompts with a warm ``Written``, what a recorded build adds on the
+    event loop: ``PromptRecord.of`` and ``encode_prompt`` (its row, from the layers it shares
+    with the build before, and the prompt's digest, which an unrecorded build never
+    computes), of which ``shared_layers`` (the layer memo's lookups); and, for
+    comparison, the general path on other fresh prompts (``ManifestRecord.of`` and
+    ``encode_one``, which build the record's manifest and layer dicts)."""
+    context: dict[str, Any] = {
+        "workspace": str(WORKSPACE),
+        "agent": "reviewer",
+        "project_id": "acme",
+        "tokenizer_spec": "approximate",
+    }
     clock = time.perf_counter
+    spent = dict.fromkeys(("record", "encode", "layers", "general"), 0.0)
+    written = codec.Written()
+    prompts = [await harness.build_prompt(WORKSPACE, **BUILD) for _ in range(samples)]
     for prompt in prompts:
         started = clock()
-        prompt.manifest_record()
-        prompt.layer_dicts()
-        made = clock()
-        record = ManifestRecord.of(
-            prompt,
-            workspace=str(WORKSPACE),
-            agent="reviewer",
-            project_id="acme",
-            requested_at=datetime.now(UTC),
-            tokenizer_spec="approximate",
-        )
+        shared_layers(prompt)
+        spent["layers"] += clock() - started
+    for prompt in prompts:
+        started = clock()
+        record = PromptRecord.of(prompt, requested_at=datetime.now(UTC), **context)
         recorded = clock()
-        batch = codec.encode([record], written)
-        written.add(batch.parts)
-        written.add(batch.texts)
+        encode_prompt(record, written)
         encoded = clock()
-        spent["manifest"] += made - started
-        spent["record"] += recorded - made
+        spent["record"] += recorded - started
         spent["encode"] += encoded - recorded
+    written = codec.Written()
+    for prompt in [await harness.build_prompt(WORKSPACE, **BUILD) for _ in range(samples)]:
+        started = clock()
+        general = ManifestRecord.of(prompt, requested_at=datetime.now(UTC), **context)
+        codec.encode_one(general, written)
+        spent["general"] += clock() - started
     return {name: total / samples for name, total in spent.items()}
 
 
@@ -252,12 +262,14 @@ def _breakdown(measured: Timing, floor: float) -> None:
     """Where the added time goes: the event loop's own work per recorded build, and the commit
     the last batch waits for after the last build (the part that cannot overlap)."""
     parts = measured.parts
-    per_build = sum(parts.values())
+    per_build = parts["record"] + parts["encode"]
     cpu = per_build * CONCURRENCY
     print(
-        f"  added per build on the event loop: {per_build * 1e6:.0f} us = manifest+digest "
-        f"{parts['manifest'] * 1e6:.0f} + record {parts['record'] * 1e6:.0f} + encode "
-        f"{parts['encode'] * 1e6:.0f} (x{CONCURRENCY} = {cpu * 1000:.1f} ms)"
+        f"  added per build on the event loop: {per_build * 1e6:.0f} us = record "
+        f"{parts['record'] * 1e6:.0f} + encode with digest {parts['encode'] * 1e6:.0f} "
+        f"(of which layer lookups {parts['layers'] * 1e6:.0f}) "
+        f"(x{CONCURRENCY} = {cpu * 1000:.1f} ms); the general path would take "
+        f"{parts['general'] * 1e6:.0f} us"
     )
     bound = (floor + cpu + measured.commit) / floor
     print(

@@ -377,12 +377,16 @@ class Harness:
         warnings.extend(emptied_by_budget(prompt))
         warnings.extend(skill_drops(prompt))
         warnings.extend(policy_warnings)
+        readiness = plan.readiness
         if self._provenance is not None:  # durable before the prompt is handed out, or no prompt
             from harness.manifests._provenance import BuildFacts  # loaded with the store
 
             imports = unit_imports(instruction_set, project_context)
             sections = _sections(checks, skills)
             about = BuildFacts(root, agent, project_id, instruction_set.targets, imports, sections)
+            # What the rest of the build does not read is let go before it waits for its
+            # commit: 64 waiting builds' objects are what the garbage collector goes through.
+            del layers, plan, record, rules, state, resolved, unread, imports, sections
             prompt = await self._provenance.recorded(prompt, now, spec, about)
         return PromptBuild(
             prompt=prompt,
@@ -397,7 +401,7 @@ class Harness:
             warnings=tuple(warnings),
             tools=checks,
             skills=skills,
-            readiness=plan.readiness,
+            readiness=readiness,
         )
 
     async def rules_for(

@@ -29,6 +29,7 @@ __all__ = [
     "Row",
     "Written",
     "batch",
+    "check_columns",
     "check_record",
     "encode",
     "encode_one",
@@ -92,6 +93,7 @@ class Written:
         self._limit = limit
         self._layers: dict[str, tuple[Mapping[str, Any], str, bytes]] = {}
         self._sources: dict[str, tuple[Mapping[str, Any], str, bytes, list[Any] | None]] = {}
+        self.shared: Any = None  # the last build's shared parts, for ``_prompt_codec``
 
     def layer_address(self, layer: Mapping[str, Any]) -> tuple[str, bytes, list[Any] | None]:
         """A layer's part: its address, its compressed body, and its ``observed_at`` values
@@ -191,9 +193,13 @@ def check_record(record: ManifestRecord) -> None:
     """Raise ``ManifestStoreError`` for a record no store can hold: a column that is not text
     (a workspace path in another encoding arrives with lone surrogates). Checked per build,
     before it joins a batch, so that only that build fails."""
-    manifest = record.manifest
+    check_columns(record.manifest)
+
+
+def check_columns(values: Mapping[str, Any]) -> None:
+    """``check_record`` of a record whose manifest holds ``values`` (at least its columns)."""
     for key, what in _COLUMNS.items():
-        value = manifest.get(key)
+        value = values.get(key)
         if isinstance(value, str) and not fits_text(value):
             raise ManifestStoreError(
                 f"this build cannot be recorded: its {what} {value!r} is not valid UTF-8 "

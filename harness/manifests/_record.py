@@ -27,8 +27,9 @@ from harness._version import __version__
 from harness.errors import ArgumentError
 from harness.manifests._ids import new_manifest_id
 from harness.prompt_assembler import AssembledPrompt
+from harness.prompt_assembler._shared import manifest_fields
 
-__all__ = ["CONTEXT_FIELDS", "ManifestRecord", "harness_version"]
+__all__ = ["CONTEXT_FIELDS", "ManifestRecord", "PromptRecord", "harness_version"]
 
 CONTEXT_FIELDS: tuple[str, ...] = (
     "manifest_id",
@@ -110,3 +111,73 @@ class ManifestRecord:
                 raise ArgumentError(f"section {name!r} would replace the manifest's own key")
             manifest[name] = value
         return cls(manifest=manifest, texts=texts)
+
+
+@dataclass(frozen=True, slots=True)
+class PromptRecord:
+    """One build to record, not yet made a manifest: its prompt and the context
+    ``ManifestRecord.of`` takes, checked as it checks them. A store encodes it straight from
+    the layers it shares with earlier builds (``_prompt_codec``); ``manifest_record()`` is the
+    same build as a ``ManifestRecord``, which a store writes byte for byte alike."""
+
+    prompt: AssembledPrompt
+    manifest_id: str
+    workspace: str
+    agent: str
+    project_id: str | None
+    requested_at: datetime
+    tokenizer_spec: str | None
+    targets: Sequence[Any] = ()
+    imports: Mapping[str, Sequence[tuple[str, str]]] | None = None
+    sections: Mapping[str, Any] | None = None
+
+    @classmethod
+    def of(
+        cls,
+        prompt: AssembledPrompt,
+        *,
+        workspace: str,
+        agent: str,
+        project_id: str | None,
+        requested_at: datetime,
+        tokenizer_spec: str | None,
+        targets: Sequence[Any] = (),
+        imports: Mapping[str, Sequence[tuple[str, str]]] | None = None,
+        manifest_id: str | None = None,
+        sections: Mapping[str, Any] | None = None,
+    ) -> PromptRecord:
+        """As ``ManifestRecord.of`` (the same arguments, the same ``ArgumentError``s)."""
+        if requested_at.tzinfo is None:
+            raise ArgumentError("requested_at must be timezone-aware (e.g. datetime.now(UTC))")
+        if sections:
+            taken = {*manifest_fields(prompt), "layers", *CONTEXT_FIELDS}
+            for name in sections:
+                if name in taken:
+                    raise ArgumentError(f"section {name!r} would replace the manifest's own key")
+        return cls(
+            prompt,
+            manifest_id if manifest_id is not None else new_manifest_id(),
+            workspace,
+            agent,
+            project_id,
+            requested_at,
+            tokenizer_spec,
+            targets,
+            imports,
+            sections,
+        )
+
+    def manifest_record(self) -> ManifestRecord:
+        """This build as a ``ManifestRecord`` (what the general encoding takes)."""
+        return ManifestRecord.of(
+            self.prompt,
+            workspace=self.workspace,
+            agent=self.agent,
+            project_id=self.project_id,
+            requested_at=self.requested_at,
+            tokenizer_spec=self.tokenizer_spec,
+            targets=self.targets,
+            imports=self.imports,
+            manifest_id=self.manifest_id,
+            sections=self.sections,
+        )

@@ -21,7 +21,7 @@ from typing import Any
 
 from harness.manifests._codec import Encoded
 from harness.manifests._errors import ManifestStoreError
-from harness.manifests._record import ManifestRecord
+from harness.manifests._record import ManifestRecord, PromptRecord
 from harness.manifests._store import ManifestStore
 from harness.runtime import Actor, MailboxFull, NoProc
 from harness.runtime._actor import ExitReason
@@ -83,7 +83,7 @@ class Recorder(Actor):
         # Nothing buffered survives a restart unanswered: terminate answered it.
         self._buffer, self._inflight, self._woken = [], [], False
 
-    async def record(self, record: ManifestRecord) -> None:
+    async def record(self, record: ManifestRecord | PromptRecord) -> None:
         """Record ``record`` durably; ``ManifestStoreError`` when it cannot be recorded."""
         if self.store is None:
             raise self._not_running("it has no store")

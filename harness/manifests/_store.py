@@ -44,7 +44,8 @@ from harness.manifests._codec import (
 from harness.manifests._codec import summary as row_summary
 from harness.manifests._diff import ManifestDiff, diff_manifests
 from harness.manifests._errors import ManifestNotFound, ManifestStoreError
-from harness.manifests._record import ManifestRecord
+from harness.manifests._prompt_codec import encode_prompt
+from harness.manifests._record import ManifestRecord, PromptRecord
 from harness.manifests._replay import Replay, replay_manifest
 from harness.manifests._sqlite import SqliteBackend
 from harness.stores import fits_text, register_store, store_factory, url_scheme
@@ -158,6 +159,7 @@ class ManifestStore(AsyncClosing):
         """Close the store (after any operation in flight); idempotent."""
         async with self._lock:
             backend, self._backend = self._backend, None
+            self._written.shared = None  # the last build's texts: not kept past the store
             if backend is not None:
                 await backend.aclose()
 
@@ -171,19 +173,22 @@ class ManifestStore(AsyncClosing):
                 )
             return await operation(backend)
 
-    def prepare(self, record: ManifestRecord) -> Encoded:
+    def prepare(self, record: ManifestRecord | PromptRecord) -> Encoded:
         """``record`` encoded for a later ``record`` call, on the caller's thread (a recorder
         encodes each build as it comes, not its whole batch once the last build is in);
-        ``ManifestStoreError`` for a record no store can hold."""
+        ``ManifestStoreError`` for a record no store can hold. A ``PromptRecord`` is encoded
+        from the layers it shares with the builds before it (the same bytes)."""
+        if isinstance(record, PromptRecord):
+            return encode_prompt(record, self._written)
         return encode_one(record, self._written)
 
-    async def record(self, *records: ManifestRecord | Encoded) -> None:
+    async def record(self, *records: ManifestRecord | PromptRecord | Encoded) -> None:
         """Store ``records`` durably, all in ONE transaction: all of them land, or none."""
         if not records:
             return
         written = self._written
         made = batch(
-            [item if isinstance(item, Encoded) else encode_one(item, written) for item in records],
+            [item if isinstance(item, Encoded) else self.prepare(item) for item in records],
             written,
         )
         try:

@@ -38,6 +38,7 @@ __all__ = [
     "ManifestSchemaError",
     "UnitManifest",
     "iso_time",
+    "manifest_dict",
 ]
 
 SCHEMA_VERSION = 2
@@ -214,6 +215,44 @@ class LayerManifest:
         )
 
 
+def manifest_dict(
+    schema_version: int,
+    digest: str,
+    tokens: int,
+    estimated: bool,
+    tokenizer: str,
+    layer_order: tuple[str, ...],
+    separators: tuple[str, str, str],
+    layers: list[dict[str, Any]] | None,
+    now: datetime | None,
+    request: str | None,
+    loans: tuple[tuple[str, str, int], ...],
+) -> dict[str, Any]:
+    """What ``Manifest.to_dict_with_layers`` returns, written once: a recorded build encodes
+    the fields of its manifest but its layers from this too, without a ``Manifest``
+    (``layers`` None: no ``layers`` key). ``separators``: layer, unit, truncation marker."""
+    data: dict[str, Any] = {
+        "manifest_version": schema_version,
+        "digest": digest,
+        "tokens": tokens,
+        "estimated": estimated,
+        "tokenizer": tokenizer,
+        "layer_order": list(layer_order),
+        "layer_separator": separators[0],
+        "unit_separator": separators[1],
+        "truncation_marker": separators[2],
+    }
+    if layers is not None:
+        data["layers"] = layers
+    if now is not None:
+        data["now"] = now.isoformat()
+    if request is not None:
+        data["request"] = json.loads(request)
+    if loans:
+        data["loans"] = [{"from": f, "to": t, "tokens": n} for f, t, n in loans]
+    return data
+
+
 @dataclass(frozen=True, slots=True)
 class Manifest:
     """The record of one assembly: digest, count, tokenizer, separators, ``now``, every layer."""
@@ -246,25 +285,19 @@ class Manifest:
 
     def to_dict_with_layers(self, layers: list[dict[str, Any]]) -> dict[str, Any]:
         """``to_dict`` with ``layers`` (each layer's ``to_dict``, perhaps shared) as its layers."""
-        data: dict[str, Any] = {
-            "manifest_version": self.schema_version,
-            "digest": self.digest,
-            "tokens": self.tokens,
-            "estimated": self.estimated,
-            "tokenizer": self.tokenizer,
-            "layer_order": list(self.layer_order),
-            "layer_separator": self.layer_separator,
-            "unit_separator": self.unit_separator,
-            "truncation_marker": self.truncation_marker,
-            "layers": layers,
-        }
-        if self.now is not None:
-            data["now"] = self.now.isoformat()
-        if self.request is not None:
-            data["request"] = json.loads(self.request)
-        if self.loans:
-            data["loans"] = [{"from": f, "to": t, "tokens": n} for f, t, n in self.loans]
-        return data
+        return manifest_dict(
+            self.schema_version,
+            self.digest,
+            self.tokens,
+            self.estimated,
+            self.tokenizer,
+            self.layer_order,
+            (self.layer_separator, self.unit_separator, self.truncation_marker),
+            layers,
+            self.now,
+            self.request,
+            self.loans,
+        )
 
     def to_json(self) -> str:
         """Canonical JSON (sorted keys, UTF-8 text): equal manifests give equal strings."""

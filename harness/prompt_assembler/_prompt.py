@@ -307,28 +307,51 @@ _unit_at = fast_replace(UnitManifest, "observed_at")
 _dropped_at = fast_replace(DroppedUnitManifest, "observed_at")
 
 
+def memoised_layer(
+    prompt: AssembledPrompt,
+    index: int,
+    count: Callable[[str], int],
+    bpt: int,
+    digest: Callable[[str], str],
+) -> LayerManifest | None:
+    """Layer ``index``'s manifest as the cache memoises it (built and remembered on a miss):
+    the same object for every build whose layer differs at most in its units' times, which
+    are those of the build that made it. None for a layer too large to memoise."""
+    cache = prompt._cache
+    assert cache is not None
+    spec, report, trim = prompt._layout[index], prompt.layers[index], prompt._trims[index]
+    key = _layer_key(report, trim, bpt)
+    if key is None:
+        return None
+    units, key = trim[0], (key, spec.authority)
+    memoised = cache.known_layer(key)  # the common case: nothing to build
+    if memoised is None:
+        memoised = cache.layer_manifest(
+            key,
+            sum([len(unit.text) for unit in units]),
+            len(units),
+            functools.partial(_layer_manifest, report, trim, count, bpt, spec.authority, digest),
+        )
+    return memoised
+
+
 def _build_manifest(prompt: AssembledPrompt) -> Manifest:
     tokenizer, cache = prompt._tokenizer, prompt._cache
     count, bpt = tokenizer.count, byte_exact(tokenizer)
     digest = sha256 if cache is None else cache.text_sha256
     layers = []
-    for spec, report, trim in zip(prompt._layout, prompt.layers, prompt._trims, strict=True):
-        key = None if cache is None or bpt is None else _layer_key(report, trim, bpt)
-        if cache is None or key is None:
-            layers.append(_layer_manifest(report, trim, count, bpt, spec.authority, digest))
-            continue
-        units, key = trim[0], (key, spec.authority)
-        memoised = cache.known_layer(key)  # the common case: nothing to build
+    for index, (spec, report, trim) in enumerate(
+        zip(prompt._layout, prompt.layers, prompt._trims, strict=True)
+    ):
+        memoised = (
+            None
+            if cache is None or bpt is None
+            else memoised_layer(prompt, index, count, bpt, digest)
+        )
         if memoised is None:
-            memoised = cache.layer_manifest(
-                key,
-                sum([len(unit.text) for unit in units]),
-                len(units),
-                functools.partial(
-                    _layer_manifest, report, trim, count, bpt, spec.authority, digest
-                ),
-            )
-        layers.append(_at_times(memoised, units))
+            layers.append(_layer_manifest(report, trim, count, bpt, spec.authority, digest))
+        else:
+            layers.append(_at_times(memoised, trim[0]))
     return Manifest(
         digest=prompt.digest,
         tokens=prompt.tokens,
