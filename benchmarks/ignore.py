@@ -30,6 +30,7 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -127,7 +128,7 @@ def main() -> None:
     engines(limit)
 
 
-def _positions(tokens: list[tuple[int, object]], text: bytes) -> bool:
+def _positions(tokens: Sequence[tuple[int, object]], text: bytes) -> bool:
     """A set-of-positions simulation of wildmatch tokens (the pure-Python alternative)."""
     from harness.workspace import _wildmatch as wm
 
@@ -163,7 +164,7 @@ def _positions(tokens: list[tuple[int, object]], text: bytes) -> bool:
 def engines(limit: float) -> None:
     import re
 
-    import re2
+    import re2  # type: ignore[import-untyped]  # no stubs or py.typed
 
     from harness.workspace import _wildmatch as wm
 

@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import anyio
 import anyio.lowlevel
-import asyncpg
+import asyncpg  # type: ignore[import-untyped]  # no stubs or py.typed (asyncpg 0.32)
 
 from harness import Harness
 from harness.instruction_files import create_schema

@@ -149,7 +149,7 @@ def _commit_seconds(path: Path, rounds: int) -> float:
     times = []
     with closing(connection):
         for n in range(rounds):
-            rows = [
+            rows: list[tuple[str, str, str, str | None, str, str, bytes]] = [
                 (f"bench{n:06d}{i:03d}", "now", "reviewer", "acme", "/w", "d", b"x" * 900)
                 for i in range(CONCURRENCY)
             ]
@@ -202,7 +202,9 @@ async def timing(rounds: int, scratch: Path) -> Timing:
             if handed:
                 tails.append(time.perf_counter() - handed[-1])
         batches = ((recorder.batches if recorder else 0) - before) / rounds
-        builds = len(await recorded.manifests.list(limit=1_000_000))
+        manifests = recorded.manifests
+        assert manifests is not None, "the recorded Harness has a manifest store"
+        builds = len(await manifests.list(limit=1_000_000))
         parts = await _record_cpu(plain)
     commit = await anyio.to_thread.run_sync(_commit_seconds, scratch / "commit.db", rounds)
     for watch in collections.values():

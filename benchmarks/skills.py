@@ -41,6 +41,7 @@ Usage: ``python benchmarks/skills.py [--quick]``. The parse and render rows are 
 from __future__ import annotations
 
 import argparse
+import functools
 import gc
 import os
 import statistics
@@ -49,6 +50,7 @@ import tempfile
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 import anyio
 import yaml
@@ -95,6 +97,10 @@ def _floor(root: Path) -> int:
                     with open(entry.path, "rb") as file:
                         total += len(file.read())
     return total
+
+
+def _load_all(texts: list[str], loader: Any) -> list[object]:
+    return [yaml.load(text, loader) for text in texts]
 
 
 def _best(
@@ -222,7 +228,7 @@ def main() -> None:
             ("pure-Python base loader", yaml.BaseLoader),
             ("libyaml safe loader", getattr(yaml, "CSafeLoader", yaml.SafeLoader)),
         ):
-            parse = _best(rounds, lambda loader=loader: [yaml.load(t, loader) for t in texts])
+            parse = _best(rounds, functools.partial(_load_all, texts, loader))
             _report(f"parse 1000 ({label})", parse, floor, None)
         fast = _best(rounds, lambda: [simple_mapping(t) for t in texts])
         _report("parse 1000 (the simple_yaml fast path)", fast, floor, None)
