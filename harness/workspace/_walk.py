@@ -204,9 +204,10 @@ class DirectoryWalk:
         spare, opened = self._spare.pop, self._open.add
         unspare, closed, close = self._spare.append, self._open.discard, os.close
         only, deny = self.only, self.deny
+        stopped = stop.is_set if stop is not None else None
         while stack and budget > 0:
             budget -= 1
-            if stop is not None and stop.is_set():
+            if stopped is not None and stopped():
                 raise WalkCancelled
             parent, name, rel, chain = pop()
             try:

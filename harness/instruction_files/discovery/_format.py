@@ -50,13 +50,19 @@ formats are declarations on ``rules.RuleFormat`` (whole ``files``, a ``rules`` d
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from harness.instruction_files._models import InstructionSource, PassedRule, Trigger
+from harness.instruction_files._models import (
+    InstructionSource,
+    PassedRule,
+    SourceKind,
+    Trigger,
+)
 from harness.workspace import (
     DirectoryWalk,
     FileRead,
@@ -77,6 +83,7 @@ from harness.workspace import (
 from harness.workspace._gitignore import GITIGNORE
 from harness.workspace._ignore import IgnoreChain
 from harness.workspace._import_door import ImportDoor, expand_file, revision
+from harness.workspace._paths import PATH_MAX
 from harness.workspace._reading import DIR_FLAGS
 from harness.workspace.deny import deny_warning
 
@@ -194,20 +201,75 @@ def body_source(
         return [], ["skipped: empty or whitespace-only"]
     content, imports, notes = expand_file(door, found.rel, body)
     digest = hashlib.sha256(found.data).hexdigest()
-    source = InstructionSource(
-        kind="root" if found.depth == 0 else "directory",
-        path=display_path(found.rel),
-        content=content,
-        digest=digest,
-        depth=found.depth,
-        version=revision(digest, imports),
-        imports=imports,
-        format=format,
-        trigger=trigger,
-        globs=globs,
-        metadata=metadata if metadata is not None else {},
+    source = _source(
+        "root" if found.depth == 0 else "directory",
+        display_path(found.rel),
+        content,
+        digest,
+        found.depth,
+        revision(digest, imports),
+        imports,
+        format,
+        trigger,
+        globs,
+        metadata if metadata is not None else {},
     )
     return [source], notes
+
+
+_FIELDS = (
+    "kind", "path", "content", "digest", "depth", "version",
+    "imports", "format", "trigger", "globs", "metadata",
+)  # fmt: skip
+if tuple(field.name for field in dataclasses.fields(InstructionSource)) != _FIELDS:
+    raise RuntimeError("InstructionSource's fields changed: update _format._source")
+_new = object.__new__
+_SETS = tuple(getattr(InstructionSource, name).__set__ for name in _FIELDS)  # slot descriptors
+
+
+def _source(
+    kind: SourceKind,
+    path: str,
+    content: str,
+    digest: str,
+    depth: int,
+    version: str | None,
+    imports: tuple[tuple[str, str], ...],
+    format: str,
+    trigger: Trigger,
+    globs: tuple[str, ...],
+    metadata: Mapping[str, object],
+) -> InstructionSource:
+    """``InstructionSource(...)`` with every field given, as its ``__init__`` makes it (it
+    has no ``__post_init__``), without that frozen ``__init__``'s eleven
+    ``object.__setattr__`` calls: each slot is set through its descriptor. A cold load makes
+    one per file; this halves its cost (``docs/architecture/walk.md``)."""
+    source: InstructionSource = _new(InstructionSource)
+    (
+        kind_,
+        path_,
+        content_,
+        digest_,
+        depth_,
+        version_,
+        imports_,
+        format_,
+        trigger_,
+        globs_,
+        meta_,
+    ) = _SETS
+    kind_(source, kind)
+    path_(source, path)
+    content_(source, content)
+    digest_(source, digest)
+    depth_(source, depth)
+    version_(source, version)
+    imports_(source, imports)
+    format_(source, format)
+    trigger_(source, trigger)
+    globs_(source, globs)
+    meta_(source, metadata)
+    return source
 
 
 class Reading(Protocol):
@@ -311,6 +373,10 @@ class Directory:
         rel = self.prefix + name
         if chain is None or not chain.ignored(rel, name, False):
             return False
+        return self._ignored(chain, rel, name, local)
+
+    def _ignored(self, chain: IgnoreChain, rel: str, name: str, local: bool) -> bool:
+        """``ignored`` for an entry its chain ignores."""
         if chain.only_tracked:  # inside an ignored directory: silent, as a prune
             return True
         if local:
@@ -327,14 +393,27 @@ class Directory:
         """Read entry ``name`` if it is present, not ignored and may be read (True: it was
         chosen, even if the read then rejects it); else False, warned. ``shadows``: the
         entries a chosen file keeps from being read; ``local``: see ``ignored``."""
-        if name not in self.named or self.ignored(name, local=local):
+        entry = self.named.get(name)
+        if entry is None:
             return False
-        if self.home != self.here.rel and self.denied(name):
+        # ``ignored`` and ``eligible``'s common case inline: a regular file no rule ignores
+        here, rel = self.here, self.prefix + name
+        chain = here.chain
+        if (
+            chain is not None
+            and chain.ignored(rel, name, False)
+            and self._ignored(chain, rel, name, local)
+        ):
             return False
-        eligible = self.eligible(name)
-        if eligible is None:
+        if self.home != here.rel and self.denied(name):
             return False
-        self.read(name, eligible, rank=rank, shadows=shadows)
+        if entry.is_symlink() or not entry.is_file(follow_symlinks=False):
+            eligible = self.eligible(name)
+            if eligible is None:
+                return False
+            self.read(name, eligible, rank=rank, shadows=shadows)
+        else:
+            self.read(name, (name, rel), rank=rank, shadows=shadows)
         return True
 
     def eligible(self, name: str) -> tuple[str | int, str] | None:
@@ -392,9 +471,11 @@ class Directory:
         discovery = self._discovery
         identity = discovery.pins.identity(read, real_rel)
         home = None if self.home == self.here.rel else self.home
-        found = Found(self.here.depth, rel, identity, read.data, self._format, rank, home)
-        found.local = rel in discovery.local_reads
-        discovery.found.append(found)
+        local = rel in discovery.local_reads
+        here = self.here
+        discovery.found.append(
+            Found(here.depth, rel, identity, read.data, self._format, rank, home, local)
+        )
 
     def read(
         self,
@@ -411,12 +492,15 @@ class Directory:
         if shadows:
             discovery.shadowing[rel] = [self.prefix + other for other in shadows]
         target, real_rel = eligible
-        problem = too_long(self._length(name)) if isinstance(target, str) else None
-        if problem is not None:
-            self.warn(name, f"skipped: it cannot be opened ({reason(problem)})")
-            return
+        here = self.here
+        # a name of n characters is at most 4n bytes: only a long one is counted
+        if isinstance(target, str) and here.length + 1 + 4 * len(name) >= PATH_MAX:
+            problem = too_long(self._length(name))
+            if problem is not None:
+                self.warn(name, f"skipped: it cannot be opened ({reason(problem)})")
+                return
         cap = discovery.max_bytes
-        read = read_file(target, cap=cap, dir_fd=self.here.fd, keep=True)
+        read = read_file(target, cap=cap, dir_fd=here.fd, keep=True)
         if read.problem is None:
             self.keep(rel, read, real_rel, rank=rank)
         elif read.problem == "special":

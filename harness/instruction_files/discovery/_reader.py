@@ -231,11 +231,12 @@ def _assemble(
             warnings.append(
                 (
                     found.rel,
-                    f"skipped: the same file as {first} (hard link or symlink); loaded once",
+                    f"skipped: the same file as {display_path(first)} (hard link or symlink); "
+                    "loaded once",
                 )
             )
             continue
-        first_path[found.identity] = display_path(found.rel)
+        first_path[found.identity] = found.rel  # shown (display_path) when warned of
         made, notes = formats[found.format].sources(found, door)
         for item in made:
             if isinstance(item, InstructionSource):
