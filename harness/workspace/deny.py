@@ -31,7 +31,15 @@ class DenyRules:
     """``denied(rel)``: the first ``deny_read`` pattern that denies workspace-relative ``rel``
     (or one of its directories), or None."""
 
-    __slots__ = ("_chain", "_memo", "_singles", "allowed_dirs", "names_only", "patterns")
+    __slots__ = (
+        "_chain",
+        "_memo",
+        "_singles",
+        "allowed_dirs",
+        "allowed_names",
+        "names_only",
+        "patterns",
+    )
 
     def __init__(self, patterns: Iterable[str]) -> None:
         self.patterns = tuple(patterns)
@@ -47,6 +55,9 @@ class DenyRules:
         # Directory names known to be denied by no pattern (a walk checks a directory's
         # subdirectories against it first: one C loop when all were seen before).
         self.allowed_dirs: set[str] = set()
+        # Entry names denied by no pattern, as a file nor as a directory (the walk checks a
+        # directory's named entries against it first, whatever their type).
+        self.allowed_names: set[str] = set()
 
     def __bool__(self) -> bool:
         return bool(self.patterns)
@@ -57,11 +68,20 @@ class DenyRules:
         key = (name if self.names_only else rel, is_dir)
         if key in self._memo:
             return self._memo[key]
-        found = None
-        if self._chain.ignored(rel, name, is_dir):
-            found = next((p for p in self.patterns if self._one(p).ignored(rel, name, is_dir)), "")
+        found = self._decide(rel, name, is_dir)
         self._memo[key] = found
+        if self.names_only and found is None:
+            other = (name, not is_dir)
+            if other not in self._memo:
+                self._memo[other] = self._decide(rel, name, not is_dir)
+            if self._memo[other] is None:
+                self.allowed_names.add(name)
         return found
+
+    def _decide(self, rel: str, name: str, is_dir: bool) -> str | None:
+        if not self._chain.ignored(rel, name, is_dir):
+            return None
+        return next((p for p in self.patterns if self._one(p).ignored(rel, name, is_dir)), "")
 
     def may_deny_dirs(self, names: list[str]) -> bool:
         """Whether some directory of ``names`` (the subdirectories of one directory) may be
