@@ -96,6 +96,8 @@ class Guide(Protocol):
         """The subdirectories of ``rel`` (one of ``directories``) to walk now."""
 
 
+_here = tuple.__new__  # a ``Here`` made without its Python-level ``__new__`` (``_named``)
+
 _Parent = list[int | None]
 """A listed directory whose subdirectories are queued: one token per queued subdirectory,
 popped as each is opened, the first (``[0]``) its descriptor (None: closed at once, past the
@@ -371,8 +373,12 @@ class DirectoryWalk:
             if self.listed is not None and applied is not None:
                 self.chains[rel] = applied
         if named:
-            depth = rel.count("/") + 1 if rel else 0
-            self.visitor.files(self, Here(fd, rel, depth, self._length(rel), chain), named)
+            if rel:  # ``_length`` inline
+                depth = rel.count("/") + 1
+                length = self._root_length + 1 + (len(rel) if rel.isascii() else name_length(rel))
+            else:
+                depth, length = 0, self._root_length
+            self.visitor.files(self, _here(Here, (fd, rel, depth, length, chain)), named)
         return chain
 
     def apply_gitignore(

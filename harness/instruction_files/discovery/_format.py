@@ -124,7 +124,9 @@ class Found:
 
     def order(self) -> tuple[int, str, int, int, str]:
         """Ascending precedence: shallow to deep, by directory, format, rank, path."""
-        return (self.depth, self.directory + "/", self.format, self.rank, self.rel)
+        home = self.home  # ``directory`` inline: a cold load sorts every file by this
+        directory = home if home is not None else self.rel.rpartition("/")[0]
+        return (self.depth, directory + "/", self.format, self.rank, self.rel)
 
 
 class InstructionFormat(Protocol):
