@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 
-from harness.workspace._ignore import IgnoreChain, IgnoreFile
+from harness.workspace._ignore import _ENCODING, _ERRORS, IgnoreChain, IgnoreFile
 
 __all__ = ["DEFAULT_DENY_READ", "DenyRules", "deny_warning"]
 
@@ -34,6 +34,7 @@ class DenyRules:
     __slots__ = (
         "_chain",
         "_memo",
+        "_names",
         "_singles",
         "allowed_dirs",
         "allowed_names",
@@ -50,6 +51,8 @@ class DenyRules:
         # decisions are memoised by name, and a walk checks a directory's entries with one
         # dict lookup each.
         self.names_only = not (file.fixed_rules or file.variable_rules)
+        # the name rules, last first (the last matching one decides), when names alone decide
+        self._names = tuple(reversed(file.basename_rules)) if self.names_only else None
         self._singles: dict[str, IgnoreChain] = {}
         self._memo: dict[tuple[str, bool], str | None] = {}
         # Directory names known to be denied by no pattern (a walk checks a directory's
@@ -68,20 +71,33 @@ class DenyRules:
         key = (name if self.names_only else rel, is_dir)
         if key in self._memo:
             return self._memo[key]
-        found = self._decide(rel, name, is_dir)
+        if self._names is not None:  # ``self._chain.ignored`` for name rules alone, flat
+            text = name.encode(_ENCODING, _ERRORS)
+            denies = next(
+                (
+                    rule.ignores
+                    for rule in self._names
+                    if (is_dir or not rule.dirs_only) and rule.match(text)
+                ),
+                False,
+            )
+        else:
+            denies = self._chain.ignored(rel, name, is_dir)
+        found = None
+        if denies:
+            found = next((p for p in self.patterns if self._one(p).ignored(rel, name, is_dir)), "")
         self._memo[key] = found
-        if self.names_only and found is None:
-            other = (name, not is_dir)
-            if other not in self._memo:
-                self._memo[other] = self._decide(rel, name, not is_dir)
-            if self._memo[other] is None:
-                self.allowed_names.add(name)
         return found
 
-    def _decide(self, rel: str, name: str, is_dir: bool) -> str | None:
-        if not self._chain.ignored(rel, name, is_dir):
-            return None
-        return next((p for p in self.patterns if self._one(p).ignored(rel, name, is_dir)), "")
+    def allowed_name(self, name: str) -> bool:
+        """Whether no pattern denies an entry ``name`` as a file nor as a directory (only
+        name patterns: then wherever it is); such a name joins ``allowed_names``."""
+        if not self.names_only or self.entry(name, False) is not None:
+            return False
+        if self.entry(name, True) is not None:
+            return False
+        self.allowed_names.add(name)
+        return True
 
     def may_deny_dirs(self, names: list[str]) -> bool:
         """Whether some directory of ``names`` (the subdirectories of one directory) may be
