@@ -309,7 +309,11 @@ class IgnoreChain:
             if tracked is None:
                 return True
             return not (tracked.holds(rel) if is_dir else tracked.tracked(rel))
-        if self._only_names_at(rel.count("/") + 1):
+        components = rel.count("/") + 1
+        names_only = self.name_only.get(components)  # ``_only_names_at``, once known
+        if names_only is None:
+            names_only = self._only_names_at(components)
+        if names_only:
             key = (name, is_dir)
             found = self._memo.get(key)
             if found is None:

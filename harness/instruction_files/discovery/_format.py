@@ -183,8 +183,16 @@ def file_sources(
     decoded, imports expanded; no source for a blank file. ``door`` must belong to a walk
     not released yet."""
     content, notes = decode(found.data)
-    made, more = body_source(found, door, format, content)
-    return made, [*notes, *more] if made else more  # a blank file: only that it was skipped
+    if "@" in content or not content.strip():
+        made, more = body_source(found, door, format, content)
+        return made, [*notes, *more] if made else more  # a blank file: only that it was skipped
+    # ``body_source``'s common case inline (one per file of a cold load): no imports
+    digest = hashlib.sha256(found.data).hexdigest()
+    kind: SourceKind = "root" if found.depth == 0 else "directory"
+    path = display_path(found.rel)
+    return [
+        _source(kind, path, content, digest, found.depth, None, (), format, "always", (), {})
+    ], notes
 
 
 def body_source(

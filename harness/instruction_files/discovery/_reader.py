@@ -245,7 +245,8 @@ def _assemble(
                     local.append(item.path)
             else:
                 passed.append(item)
-        warnings.extend((found.rel, note) for note in notes)
+        if notes:
+            warnings.extend((found.rel, note) for note in notes)
     # a path denied below a rules directory may be met by the walk too: say it once
     warnings = list(dict.fromkeys(warnings))
     warnings.sort(key=lambda warning: warning[0])  # stable: a file's notes keep their order
