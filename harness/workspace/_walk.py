@@ -258,7 +258,7 @@ class DirectoryWalk:
                     if only is not None:  # a named entry that is a directory was added
                         subdirs = [name for name in subdirs if name in on_chain]
                 prefix = rel + "/" if rel else ""
-                entered: list[str] = []  # ignored, entered for the tracked files they hold
+                entered: Sequence[str] = ()  # ignored, entered for the tracked files they hold
                 if (
                     subdirs
                     and chain is not None
@@ -302,8 +302,8 @@ class DirectoryWalk:
                     os.close(fd)
 
     def _record_entered(
-        self, rel: str, chain: IgnoreChain, subdirs: list[str], entered: list[str]
-    ) -> tuple[list[str], list[str]]:
+        self, rel: str, chain: IgnoreChain, subdirs: list[str], entered: Sequence[str]
+    ) -> tuple[list[str], Sequence[str]]:
         """``drain``'s recording for a directory with ignored subdirectories entered for
         their tracked files: (subdirectories, entered ones) to walk now."""
         assert self.listed is not None
