@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from harness.instruction_files import InstructionFilesSettings, InstructionSource, discover
-from harness.instruction_files.discovery._format import _source
+from harness.instruction_files.discovery._made import made_source as _source
 
 Writer = Callable[[str, str | bytes], Path]
 

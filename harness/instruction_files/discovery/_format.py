@@ -50,7 +50,6 @@ formats are declarations on ``rules.RuleFormat`` (whole ``files``, a ``rules`` d
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import os
 from collections.abc import Mapping, Sequence
@@ -63,6 +62,7 @@ from harness.instruction_files._models import (
     SourceKind,
     Trigger,
 )
+from harness.instruction_files.discovery._made import made_source as _source
 from harness.workspace import (
     DirectoryWalk,
     FileRead,
@@ -225,61 +225,6 @@ def body_source(
         metadata if metadata is not None else {},
     )
     return [source], notes
-
-
-_FIELDS = (
-    "kind", "path", "content", "digest", "depth", "version",
-    "imports", "format", "trigger", "globs", "metadata",
-)  # fmt: skip
-if tuple(field.name for field in dataclasses.fields(InstructionSource)) != _FIELDS:
-    raise RuntimeError("InstructionSource's fields changed: update _format._source")
-_new = object.__new__
-_SETS = tuple(getattr(InstructionSource, name).__set__ for name in _FIELDS)  # slot descriptors
-
-
-def _source(
-    kind: SourceKind,
-    path: str,
-    content: str,
-    digest: str,
-    depth: int,
-    version: str | None,
-    imports: tuple[tuple[str, str], ...],
-    format: str,
-    trigger: Trigger,
-    globs: tuple[str, ...],
-    metadata: Mapping[str, object],
-) -> InstructionSource:
-    """``InstructionSource(...)`` with every field given, as its ``__init__`` makes it (it
-    has no ``__post_init__``), without that frozen ``__init__``'s eleven
-    ``object.__setattr__`` calls: each slot is set through its descriptor. A cold load makes
-    one per file; this halves its cost (``docs/architecture/walk.md``)."""
-    source: InstructionSource = _new(InstructionSource)
-    (
-        kind_,
-        path_,
-        content_,
-        digest_,
-        depth_,
-        version_,
-        imports_,
-        format_,
-        trigger_,
-        globs_,
-        meta_,
-    ) = _SETS
-    kind_(source, kind)
-    path_(source, path)
-    content_(source, content)
-    digest_(source, digest)
-    depth_(source, depth)
-    version_(source, version)
-    imports_(source, imports)
-    format_(source, format)
-    trigger_(source, trigger)
-    globs_(source, globs)
-    meta_(source, metadata)
-    return source
 
 
 class Reading(Protocol):
