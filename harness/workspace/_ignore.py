@@ -37,6 +37,7 @@ they can match.
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import dataclass, field
 
 from harness.workspace._git_index import LazyTracked, TrackedPaths, git_dirs, has_index
@@ -58,6 +59,8 @@ __all__ = [
 ]
 
 _BOM = b"\xef\xbb\xbf"
+_ENCODING, _ERRORS = sys.getfilesystemencoding(), sys.getfilesystemencodeerrors()
+_UNKNOWN = (-1, False)  # ``IgnoreFile.check``'s memo miss (no decision is this one)
 EXCLUDE_MAX_BYTES = 1024 * 1024
 """Past this size ``.git/info/exclude`` is not applied, and nothing is read (fail closed)."""
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
@@ -196,26 +199,26 @@ class IgnoreFile:
     def check(self, path: str, name: str, is_dir: bool) -> tuple[int, bool] | None:
         """(line, ignored) of the last matching line for ``path`` (relative to ``base``)."""
         key = (name, is_dir)
-        try:
-            best = self._memo[key]
-        except KeyError:
+        memo = self._memo
+        best = memo.get(key, _UNKNOWN)  # (no KeyError raised: every call is a chain's miss)
+        if best is _UNKNOWN:
             best = None
             if self.basename_rules:
-                text = os.fsencode(name)
+                text = name.encode(_ENCODING, _ERRORS)  # os.fsencode, without its call
                 # ``_hit`` inlined (a miss is the walk's costliest question): a basename rule
                 # has no literal prefix to compare
                 for rule in reversed(self.basename_rules):
                     if (is_dir or not rule.dirs_only) and rule.match(text):
                         best = (rule.line, rule.ignores)
                         break
-            self._memo[key] = best
+            memo[key] = best
         if self.fixed_rules or self.variable_rules:
             rules = self.variable_rules
             fixed = self.fixed_rules.get(path.count("/") + 1)
             if fixed:
                 rules = (*fixed, *rules)
             if rules:  # (encoded only when some anchored rule can match it)
-                text = os.fsencode(path)
+                text = path.encode(_ENCODING, _ERRORS)
                 for rule in rules:
                     if (best is None or rule.line > best[0]) and _hit(rule, text, is_dir):
                         best = (rule.line, rule.ignores)
@@ -306,7 +309,11 @@ class IgnoreChain:
             if tracked is None:
                 return True
             return not (tracked.holds(rel) if is_dir else tracked.tracked(rel))
-        if self._only_names_at(rel.count("/") + 1):
+        components = rel.count("/") + 1
+        names_only = self.name_only.get(components)  # ``_only_names_at``, once known
+        if names_only is None:
+            names_only = self._only_names_at(components)
+        if names_only:
             key = (name, is_dir)
             found = self._memo.get(key)
             if found is None:

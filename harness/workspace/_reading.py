@@ -81,18 +81,26 @@ def read_capped(fd: int, size: int, cap: int) -> bytes:
     One read of ``size + 1`` bytes normally returns the whole file and proves EOF; a file
     that grows meanwhile is read on, in large chunks, up to one byte over the cap.
     """
-    chunks: list[bytes] = []
-    total = 0
     want = size + 1
+    first = os.read(fd, min(want, cap + 1))
+    if len(first) < want or len(first) > cap:  # its end (or the cap) reached at once
+        return first
+    return _read_on(fd, first, cap)
+
+
+def _read_on(fd: int, first: bytes, cap: int) -> bytes:
+    """``first`` and the rest of a file that was longer than ``fstat`` said, in large
+    chunks, up to one byte over ``cap``."""
+    chunks = [first]
+    total = len(first)
     while total <= cap:
-        chunk = os.read(fd, min(want, cap + 1 - total))
+        chunk = os.read(fd, min(_READ_CHUNK, cap + 1 - total))
         if not chunk:
             break
         chunks.append(chunk)
         total += len(chunk)
-        if len(chunk) < want:
+        if len(chunk) < _READ_CHUNK:
             break
-        want = _READ_CHUNK
     return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
@@ -140,9 +148,12 @@ def read_file(
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             return FileRead("special", info=info)
-        if info.st_size > cap:
-            return FileRead("size", info=info, size=info.st_size)
-        data = read_capped(fd, info.st_size, cap)
+        size = info.st_size
+        if size > cap:
+            return FileRead("size", info=info, size=size)
+        data = os.read(fd, size + 1)  # ``read_capped`` inline: the whole file, and its end
+        if len(data) > size:
+            data = data if len(data) > cap else _read_on(fd, data, cap)
         if len(data) > cap:
             return FileRead("grew", info=info, size=len(data))
         owned = not keep

@@ -96,20 +96,14 @@ class Guide(Protocol):
         """The subdirectories of ``rel`` (one of ``directories``) to walk now."""
 
 
-class _Parent:
-    """A listed directory whose subdirectories are queued: open (``fd``) until the last is
-    opened, or closed at once (``fd`` None, past the budget: they are reached from the root).
+_here = tuple.__new__  # a ``Here`` made without its Python-level ``__new__`` (``_named``)
 
-    ``left``: one token per queued subdirectory, popped as each is opened. ``list.pop`` is
-    atomic under the GIL, so the walk's threads need no lock for it, and exactly one pop (the
-    last: the list is popped from its end) gets the ``True`` that says "close it now"."""
-
-    __slots__ = ("fd", "left")
-
-    def __init__(self, fd: int | None, pending: int) -> None:
-        self.fd = fd
-        self.left = [True, *(False,) * (pending - 1)]
-
+_Parent = list[int | None]
+"""A listed directory whose subdirectories are queued: one token per queued subdirectory,
+popped as each is opened, the first (``[0]``) its descriptor (None: closed at once, past the
+budget, so they are reached from the root). A child opens with ``[0]`` before it pops its
+token; ``list.pop`` is atomic under the GIL, so the walk's threads need no lock, and exactly
+one pop (the last: the list is popped from its end) gets the descriptor, and closes it."""
 
 # (parent or None for the root, name, relative path, chain); the depth and the bytes of the
 # absolute path follow from the relative path (``DirectoryWalk._length``)
@@ -171,7 +165,7 @@ class DirectoryWalk:
         self.entries: dict[str, IgnoreChain] = {}
         self.guide = guide
         self.guided = guide.directories if guide is not None else None
-        self._open: set[_Parent] = set()  # parents holding a descriptor
+        self._open: dict[int, _Parent] = {}  # parents holding a descriptor, by it
         self._spare: list[None] = []  # one per descriptor taken from the budget, not held
 
     def warn(self, rel: str, reason: str) -> None:
@@ -201,31 +195,31 @@ class DirectoryWalk:
         special, prune, stop = self.special, self.prune, self.stop
         scandir, pop, extend, dopen = os.scandir, stack.pop, stack.extend, os.open
         listed, guide, room = self.listed, self.guided, self._room
-        spare, opened = self._spare.pop, self._open.add
-        unspare, closed, close = self._spare.append, self._open.discard, os.close
+        spare, opened = self._spare.pop, self._open
+        unspare, closed, close = self._spare.append, self._open.pop, os.close
         only, deny = self.only, self.deny
+        stopped = stop.is_set if stop is not None else None
         while stack and budget > 0:
             budget -= 1
-            if stop is not None and stop.is_set():
+            if stopped is not None and stopped():
                 raise WalkCancelled
             parent, name, rel, chain = pop()
             try:
-                if parent is not None and parent.fd is not None and len(rel) < room:
-                    fd = dopen(name, DIR_FLAGS, dir_fd=parent.fd)  # the common case, inline
+                if parent is not None and (at := parent[0]) is not None and len(rel) < room:
+                    fd = dopen(name, DIR_FLAGS, dir_fd=at)  # the common case, inline
                 else:
                     fd = self._open_dir(parent, rel)
             except OSError as exc:
                 self.warn(rel or ".", f"directory skipped: it cannot be read ({reason(exc)})")
                 continue
             finally:
-                if parent is not None and parent.left.pop():  # its last queued subdirectory
-                    # close it (only this thread popped that token) and give its descriptor
-                    # back to the spare ones (``run`` closes those left on failure)
-                    held_fd, parent.fd = parent.fd, None
-                    if held_fd is not None:
-                        closed(parent)
-                        unspare(None)
-                        close(held_fd)
+                # the last queued subdirectory's pop gets the parent's descriptor: close it
+                # (only this thread popped it) and give it back to the spare ones (``run``
+                # closes those left on failure)
+                if parent is not None and (last := parent.pop()) is not None:
+                    closed(last)
+                    unspare(None)
+                    close(last)
             kept = False
             try:
                 subdirs: list[str] = []
@@ -251,7 +245,7 @@ class DirectoryWalk:
                     on_chain = only.get(rel, frozenset())
                     subdirs = [name for name in subdirs if name in on_chain]
                 if deny is not None and (
-                    named is not None
+                    (named is not None and not deny.allowed_names.issuperset(named))
                     or (
                         subdirs
                         and not deny.allowed_dirs.issuperset(subdirs)
@@ -264,7 +258,7 @@ class DirectoryWalk:
                     if only is not None:  # a named entry that is a directory was added
                         subdirs = [name for name in subdirs if name in on_chain]
                 prefix = rel + "/" if rel else ""
-                entered: list[str] = []  # ignored, entered for the tracked files they hold
+                entered: Sequence[str] = ()  # ignored, entered for the tracked files they hold
                 if (
                     subdirs
                     and chain is not None
@@ -292,11 +286,12 @@ class DirectoryWalk:
                     continue
                 try:  # a spare descriptor (the common case, inline; else ``_hold``)
                     spare()
-                    held = _Parent(fd, len(subdirs) + len(entered))
-                    opened(held)
+                    held: _Parent = [None] * (len(subdirs) + len(entered))
+                    held[0] = fd
+                    opened[fd] = held
                 except IndexError:
                     held = self._hold(fd, len(subdirs) + len(entered))
-                kept = held.fd is not None
+                kept = held[0] is not None
                 extend([(held, name, prefix + name, chain) for name in subdirs])
                 if entered:
                     assert chain is not None
@@ -307,8 +302,8 @@ class DirectoryWalk:
                     os.close(fd)
 
     def _record_entered(
-        self, rel: str, chain: IgnoreChain, subdirs: list[str], entered: list[str]
-    ) -> tuple[list[str], list[str]]:
+        self, rel: str, chain: IgnoreChain, subdirs: list[str], entered: Sequence[str]
+    ) -> tuple[list[str], Sequence[str]]:
         """``drain``'s recording for a directory with ignored subdirectories entered for
         their tracked files: (subdirectories, entered ones) to walk now."""
         assert self.listed is not None
@@ -330,8 +325,8 @@ class DirectoryWalk:
             raise problem
         if parent is None and not rel:
             return os.open(".", DIR_FLAGS, dir_fd=self.root_fd)
-        if parent is not None and parent.fd is not None:
-            return os.open(rel.rpartition("/")[2], DIR_FLAGS, dir_fd=parent.fd)
+        if parent is not None and parent[0] is not None:
+            return os.open(rel.rpartition("/")[2], DIR_FLAGS, dir_fd=parent[0])
         return open_beneath(self.root_fd, rel)
 
     def _length(self, rel: str) -> int:
@@ -344,11 +339,12 @@ class DirectoryWalk:
         taken from it (``run`` gives back what is left). Lock-free: ``list.pop``,
         ``list.extend`` and ``set.add`` are atomic under the GIL."""
         taken = _DIRECTORIES.take_up_to(_RESERVE)
+        held: _Parent = [None] * pending
         if not taken:
-            return _Parent(None, pending)
+            return held
         self._spare.extend((None,) * (taken - 1))
-        held = _Parent(fd, pending)
-        self._open.add(held)
+        held[0] = fd
+        self._open[fd] = held
         return held
 
     def _named(
@@ -377,8 +373,12 @@ class DirectoryWalk:
             if self.listed is not None and applied is not None:
                 self.chains[rel] = applied
         if named:
-            depth = rel.count("/") + 1 if rel else 0
-            self.visitor.files(self, Here(fd, rel, depth, self._length(rel), chain), named)
+            if rel:  # ``_length`` inline
+                depth = rel.count("/") + 1
+                length = self._root_length + 1 + (len(rel) if rel.isascii() else name_length(rel))
+            else:
+                depth, length = 0, self._root_length
+            self.visitor.files(self, _here(Here, (fd, rel, depth, length, chain)), named)
         return chain
 
     def apply_gitignore(
@@ -416,9 +416,10 @@ class DirectoryWalk:
             self._index_problem()
         finally:
             # Every thread is done (cancelled or failed: parents still queued hold theirs).
-            left = [held.fd for held in self._open if held.fd is not None]
-            for held in self._open:
-                held.fd = None
+            left = list(self._open)
+            for held in self._open.values():
+                if held:
+                    held[0] = None
             self._open.clear()
             spare = len(self._spare)
             self._spare.clear()

@@ -51,6 +51,8 @@ def undenied(
         for name, entry in named.items()
         if _allowed(warn, deny, prefix + name, entry.is_dir(follow_symlinks=False))
     }
+    for name in allowed:  # the walk's first check of named entries next time (few names)
+        deny.allowed_name(name)
     return allowed or None
 
 

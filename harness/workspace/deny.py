@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 
-from harness.workspace._ignore import IgnoreChain, IgnoreFile
+from harness.workspace._ignore import _ENCODING, _ERRORS, IgnoreChain, IgnoreFile
 
 __all__ = ["DEFAULT_DENY_READ", "DenyRules", "deny_warning"]
 
@@ -31,7 +31,16 @@ class DenyRules:
     """``denied(rel)``: the first ``deny_read`` pattern that denies workspace-relative ``rel``
     (or one of its directories), or None."""
 
-    __slots__ = ("_chain", "_memo", "_singles", "allowed_dirs", "names_only", "patterns")
+    __slots__ = (
+        "_chain",
+        "_memo",
+        "_names",
+        "_singles",
+        "allowed_dirs",
+        "allowed_names",
+        "names_only",
+        "patterns",
+    )
 
     def __init__(self, patterns: Iterable[str]) -> None:
         self.patterns = tuple(patterns)
@@ -42,11 +51,16 @@ class DenyRules:
         # decisions are memoised by name, and a walk checks a directory's entries with one
         # dict lookup each.
         self.names_only = not (file.fixed_rules or file.variable_rules)
+        # the name rules, last first (the last matching one decides), when names alone decide
+        self._names = tuple(reversed(file.basename_rules)) if self.names_only else None
         self._singles: dict[str, IgnoreChain] = {}
         self._memo: dict[tuple[str, bool], str | None] = {}
         # Directory names known to be denied by no pattern (a walk checks a directory's
         # subdirectories against it first: one C loop when all were seen before).
         self.allowed_dirs: set[str] = set()
+        # Entry names denied by no pattern, as a file nor as a directory (the walk checks a
+        # directory's named entries against it first, whatever their type).
+        self.allowed_names: set[str] = set()
 
     def __bool__(self) -> bool:
         return bool(self.patterns)
@@ -57,11 +71,33 @@ class DenyRules:
         key = (name if self.names_only else rel, is_dir)
         if key in self._memo:
             return self._memo[key]
+        if self._names is not None:  # ``self._chain.ignored`` for name rules alone, flat
+            text = name.encode(_ENCODING, _ERRORS)
+            denies = next(
+                (
+                    rule.ignores
+                    for rule in self._names
+                    if (is_dir or not rule.dirs_only) and rule.match(text)
+                ),
+                False,
+            )
+        else:
+            denies = self._chain.ignored(rel, name, is_dir)
         found = None
-        if self._chain.ignored(rel, name, is_dir):
+        if denies:
             found = next((p for p in self.patterns if self._one(p).ignored(rel, name, is_dir)), "")
         self._memo[key] = found
         return found
+
+    def allowed_name(self, name: str) -> bool:
+        """Whether no pattern denies an entry ``name`` as a file nor as a directory (only
+        name patterns: then wherever it is); such a name joins ``allowed_names``."""
+        if not self.names_only or self.entry(name, False) is not None:
+            return False
+        if self.entry(name, True) is not None:
+            return False
+        self.allowed_names.add(name)
+        return True
 
     def may_deny_dirs(self, names: list[str]) -> bool:
         """Whether some directory of ``names`` (the subdirectories of one directory) may be

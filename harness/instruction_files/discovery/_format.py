@@ -56,7 +56,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from harness.instruction_files._models import InstructionSource, PassedRule, Trigger
+from harness.instruction_files._models import (
+    InstructionSource,
+    PassedRule,
+    SourceKind,
+    Trigger,
+)
+from harness.instruction_files.discovery._made import made_source as _source
 from harness.workspace import (
     DirectoryWalk,
     FileRead,
@@ -77,6 +83,7 @@ from harness.workspace import (
 from harness.workspace._gitignore import GITIGNORE
 from harness.workspace._ignore import IgnoreChain
 from harness.workspace._import_door import ImportDoor, expand_file, revision
+from harness.workspace._paths import PATH_MAX
 from harness.workspace._reading import DIR_FLAGS
 from harness.workspace.deny import deny_warning
 
@@ -117,7 +124,9 @@ class Found:
 
     def order(self) -> tuple[int, str, int, int, str]:
         """Ascending precedence: shallow to deep, by directory, format, rank, path."""
-        return (self.depth, self.directory + "/", self.format, self.rank, self.rel)
+        home = self.home  # ``directory`` inline: a cold load sorts every file by this
+        directory = home if home is not None else self.rel.rpartition("/")[0]
+        return (self.depth, directory + "/", self.format, self.rank, self.rel)
 
 
 class InstructionFormat(Protocol):
@@ -174,8 +183,16 @@ def file_sources(
     decoded, imports expanded; no source for a blank file. ``door`` must belong to a walk
     not released yet."""
     content, notes = decode(found.data)
-    made, more = body_source(found, door, format, content)
-    return made, [*notes, *more] if made else more  # a blank file: only that it was skipped
+    if "@" in content or not content.strip():
+        made, more = body_source(found, door, format, content)
+        return made, [*notes, *more] if made else more  # a blank file: only that it was skipped
+    # ``body_source``'s common case inline (one per file of a cold load): no imports
+    digest = hashlib.sha256(found.data).hexdigest()
+    kind: SourceKind = "root" if found.depth == 0 else "directory"
+    path = display_path(found.rel)
+    return [
+        _source(kind, path, content, digest, found.depth, None, (), format, "always", (), {})
+    ], notes
 
 
 def body_source(
@@ -194,18 +211,18 @@ def body_source(
         return [], ["skipped: empty or whitespace-only"]
     content, imports, notes = expand_file(door, found.rel, body)
     digest = hashlib.sha256(found.data).hexdigest()
-    source = InstructionSource(
-        kind="root" if found.depth == 0 else "directory",
-        path=display_path(found.rel),
-        content=content,
-        digest=digest,
-        depth=found.depth,
-        version=revision(digest, imports),
-        imports=imports,
-        format=format,
-        trigger=trigger,
-        globs=globs,
-        metadata=metadata if metadata is not None else {},
+    source = _source(
+        "root" if found.depth == 0 else "directory",
+        display_path(found.rel),
+        content,
+        digest,
+        found.depth,
+        revision(digest, imports),
+        imports,
+        format,
+        trigger,
+        globs,
+        metadata if metadata is not None else {},
     )
     return [source], notes
 
@@ -311,6 +328,10 @@ class Directory:
         rel = self.prefix + name
         if chain is None or not chain.ignored(rel, name, False):
             return False
+        return self._ignored(chain, rel, name, local)
+
+    def _ignored(self, chain: IgnoreChain, rel: str, name: str, local: bool) -> bool:
+        """``ignored`` for an entry its chain ignores."""
         if chain.only_tracked:  # inside an ignored directory: silent, as a prune
             return True
         if local:
@@ -327,14 +348,27 @@ class Directory:
         """Read entry ``name`` if it is present, not ignored and may be read (True: it was
         chosen, even if the read then rejects it); else False, warned. ``shadows``: the
         entries a chosen file keeps from being read; ``local``: see ``ignored``."""
-        if name not in self.named or self.ignored(name, local=local):
+        entry = self.named.get(name)
+        if entry is None:
             return False
-        if self.home != self.here.rel and self.denied(name):
+        # ``ignored`` and ``eligible``'s common case inline: a regular file no rule ignores
+        here, rel = self.here, self.prefix + name
+        chain = here.chain
+        if (
+            chain is not None
+            and chain.ignored(rel, name, False)
+            and self._ignored(chain, rel, name, local)
+        ):
             return False
-        eligible = self.eligible(name)
-        if eligible is None:
+        if self.home != here.rel and self.denied(name):
             return False
-        self.read(name, eligible, rank=rank, shadows=shadows)
+        if entry.is_symlink() or not entry.is_file(follow_symlinks=False):
+            eligible = self.eligible(name)
+            if eligible is None:
+                return False
+            self.read(name, eligible, rank=rank, shadows=shadows)
+        else:
+            self.read(name, (name, rel), rank=rank, shadows=shadows)
         return True
 
     def eligible(self, name: str) -> tuple[str | int, str] | None:
@@ -392,9 +426,11 @@ class Directory:
         discovery = self._discovery
         identity = discovery.pins.identity(read, real_rel)
         home = None if self.home == self.here.rel else self.home
-        found = Found(self.here.depth, rel, identity, read.data, self._format, rank, home)
-        found.local = rel in discovery.local_reads
-        discovery.found.append(found)
+        local = rel in discovery.local_reads
+        here = self.here
+        discovery.found.append(
+            Found(here.depth, rel, identity, read.data, self._format, rank, home, local)
+        )
 
     def read(
         self,
@@ -411,12 +447,15 @@ class Directory:
         if shadows:
             discovery.shadowing[rel] = [self.prefix + other for other in shadows]
         target, real_rel = eligible
-        problem = too_long(self._length(name)) if isinstance(target, str) else None
-        if problem is not None:
-            self.warn(name, f"skipped: it cannot be opened ({reason(problem)})")
-            return
+        here = self.here
+        # a name of n characters is at most 4n bytes: only a long one is counted
+        if isinstance(target, str) and here.length + 1 + 4 * len(name) >= PATH_MAX:
+            problem = too_long(self._length(name))
+            if problem is not None:
+                self.warn(name, f"skipped: it cannot be opened ({reason(problem)})")
+                return
         cap = discovery.max_bytes
-        read = read_file(target, cap=cap, dir_fd=self.here.fd, keep=True)
+        read = read_file(target, cap=cap, dir_fd=here.fd, keep=True)
         if read.problem is None:
             self.keep(rel, read, real_rel, rank=rank)
         elif read.problem == "special":

@@ -231,11 +231,12 @@ def _assemble(
             warnings.append(
                 (
                     found.rel,
-                    f"skipped: the same file as {first} (hard link or symlink); loaded once",
+                    f"skipped: the same file as {display_path(first)} (hard link or symlink); "
+                    "loaded once",
                 )
             )
             continue
-        first_path[found.identity] = display_path(found.rel)
+        first_path[found.identity] = found.rel  # shown (display_path) when warned of
         made, notes = formats[found.format].sources(found, door)
         for item in made:
             if isinstance(item, InstructionSource):
@@ -244,7 +245,8 @@ def _assemble(
                     local.append(item.path)
             else:
                 passed.append(item)
-        warnings.extend((found.rel, note) for note in notes)
+        if notes:
+            warnings.extend((found.rel, note) for note in notes)
     # a path denied below a rules directory may be met by the walk too: say it once
     warnings = list(dict.fromkeys(warnings))
     warnings.sort(key=lambda warning: warning[0])  # stable: a file's notes keep their order

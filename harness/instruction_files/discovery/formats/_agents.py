@@ -39,12 +39,13 @@ class AgentsFormat(RuleFormat):
         return self._candidates
 
     def visit(self, directory: Directory) -> None:
-        names = self.names
+        names, named = self.names, directory.named
         for index, name in enumerate(names):
-            if name not in directory.named:
+            if name not in named:
                 continue
             # The chosen file shadows the later names present; should it be rejected after
             # all (too big, blank, ...), its warning says what it kept from being read.
-            shadowed = tuple(other for other in names[index + 1 :] if directory.is_file(other))
+            later = names[index + 1 :]
+            shadowed = tuple(other for other in later if directory.is_file(other)) if later else ()
             if directory.take(name, shadows=shadowed, local=name in LOCAL_FILES):
                 return
