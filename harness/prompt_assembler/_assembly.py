@@ -67,6 +67,9 @@ _EMPTY = LayerResult("", 0, 0, 0, [], nbytes=0)
 _DEFAULT_NAMES = frozenset(LAYERS)
 _TRUSTED = frozenset({"trusted"})
 _trust = attrgetter("trust")
+_SORTED_CHECK_FROM = 256
+"""Fewer ids than this go straight to the set: it is cheap while its table is small, and a
+small call (``benchmarks/assemble.py``, row 0) should not pay for the extra passes."""
 
 
 def _units(name: str, value: object) -> tuple[Unit, ...]:
@@ -100,7 +103,7 @@ def _scan(spec: LayerSpec, units: tuple[Unit, ...]) -> tuple[tuple[str, ...], bo
         append(unit.id)
         if unit.max_age is not None:
             aged = True
-    if not _increasing(ids) and len(set(ids)) != len(ids):
+    if not (len(ids) >= _SORTED_CHECK_FROM and _increasing(ids)) and len(set(ids)) != len(ids):
         _raise_duplicate(spec.name, ids)
     plain = not aged
     if plain and spec.authority == "instruction":

@@ -26,9 +26,12 @@ class _LyingId(str):
         return True
 
 
-def test_sorted_ids_with_a_repeat_raise_naming_it() -> None:
-    units = [Unit("a", "x"), Unit("b", "y"), Unit("b", "z"), Unit("c", "w")]
-    with pytest.raises(ValueError, match="duplicate unit id 'b'"):
+@pytest.mark.parametrize("n", [3, 300, 3000])
+def test_sorted_ids_with_a_repeat_raise_naming_it(n: int) -> None:
+    ids = [f"r{i:06d}" for i in range(n)]
+    ids.insert(n // 2, ids[n // 2])  # still sorted, not strictly
+    units = [Unit(unit_id, "t") for unit_id in ids]
+    with pytest.raises(ValueError, match=f"duplicate unit id {ids[n // 2]!r}"):
         assemble({"business_rules": units})
 
 
@@ -47,8 +50,9 @@ def test_sorted_distinct_ids_assemble() -> None:
 
 def test_str_subclass_ids_are_checked_by_the_set() -> None:
     # Its __lt__ says the ids increase; only the set sees the repeat.
-    units = [Unit(_LyingId("a"), "x"), Unit(_LyingId("b"), "y"), Unit(_LyingId("a"), "z")]
-    with pytest.raises(ValueError, match="duplicate unit id 'a'"):
+    units = [Unit(_LyingId(f"r{i:06d}"), "x") for i in range(1000)]
+    units.append(Unit(_LyingId("r000000"), "again"))
+    with pytest.raises(ValueError, match="duplicate unit id 'r000000'"):
         assemble({"business_rules": units})
 
 
