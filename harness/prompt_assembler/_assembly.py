@@ -26,7 +26,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from datetime import datetime
-from operator import attrgetter
+from itertools import islice
+from operator import attrgetter, countOf
+from operator import lt as _lt
 from typing import cast
 
 from harness._tokenizer import ApproximateTokenizer, Tokenizer, utf8_len
@@ -65,6 +67,9 @@ _EMPTY = LayerResult("", 0, 0, 0, [], nbytes=0)
 _DEFAULT_NAMES = frozenset(LAYERS)
 _TRUSTED = frozenset({"trusted"})
 _trust = attrgetter("trust")
+_SORTED_CHECK_FROM = 256
+"""Fewer ids than this go straight to the set: it is cheap while its table is small, and a
+small call (``benchmarks/assemble.py``, row 0) should not pay for the extra passes."""
 
 
 def _units(name: str, value: object) -> tuple[Unit, ...]:
@@ -98,12 +103,21 @@ def _scan(spec: LayerSpec, units: tuple[Unit, ...]) -> tuple[tuple[str, ...], bo
         append(unit.id)
         if unit.max_age is not None:
             aged = True
-    if len(set(ids)) != len(ids):
+    if not (len(ids) >= _SORTED_CHECK_FROM and _increasing(ids)) and len(set(ids)) != len(ids):
         _raise_duplicate(spec.name, ids)
     plain = not aged
     if plain and spec.authority == "instruction":
         plain = set(map(_trust, units)) <= _TRUSTED
     return tuple(ids), plain
+
+
+def _increasing(ids: list[str]) -> bool:
+    """Whether ``ids`` are all exact ``str`` in strictly increasing order, so all distinct."""
+    # Ids often come sorted (paths, counters, timestamps): one C-level pass of neighbour
+    # comparisons then replaces the set, whose table outgrows the caches at tens of thousands
+    # of ids. Unsorted ids stop it at the first pair out of order. Exact ``str`` only: a
+    # subclass may order its values as it likes, and then the set decides.
+    return all(map(_lt, ids, islice(ids, 1, None))) and countOf(map(type, ids), str) == len(ids)
 
 
 def _raise_duplicate(name: str, ids: Sequence[str]) -> None:
@@ -272,7 +286,8 @@ def _layer(
         result = implementation(strategy).trim(fresh, room, tok)
     if positions is None and result.kept_at is None:  # the common case: one run kept
         start, stop = result.start, result.stop
-        kept, dropped = ids[start:stop], ids[:start] + ids[stop:]
+        kept = ids[start:stop]
+        dropped = ids[:start] if stop == len(ids) else ids[:start] + ids[stop:]
         notes = tuple(result.notes)
     else:
         at: Sequence[int] = result.kept_indexes()

@@ -56,24 +56,26 @@ def _bare_tail(units: Sequence[Unit], limit: int) -> tuple[list[str], int, str] 
     # The common case, checked once on the joined text rather than per unit: a layer with a
     # "<" anywhere is measured again by ``_rendered_tail``.
     sep_len = len(UNIT_SEPARATOR)
-    total = 0
+    room = limit  # counting down saves an addition (an int allocation) per unit
     kept: list[str] = []
     append = kept.append
     for unit in reversed(units):
-        if unit.source is not None or unit.trust != "trusted":
-            return None
         text = unit.text
         # utf8_len, inlined: this loop runs once per kept unit
         size = (
             len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
         ) + sep_len
-        if total + size > limit:
+        if size > room:
             break
-        total += size
+        room -= size
+        # Checked only for the units kept: rendering only adds text, so a unit whose bare
+        # text does not fit would not fit rendered either.
+        if unit.source is not None or unit.trust != "trusted":
+            return None
         append(text)
     kept.reverse()
     joined = UNIT_SEPARATOR.join(kept)
-    return None if "<" in joined else (kept, total, joined)
+    return None if "<" in joined else (kept, limit - room, joined)
 
 
 def _rendered_tail(units: Sequence[Unit], limit: int) -> tuple[list[str], int, str]:
