@@ -56,6 +56,19 @@ then the third item holds their indexes among the inputs), and the strategy's re
 tuple: one is built per layer per call, on the small-call fast path."""
 
 
+def texts_by_digest(layers: Sequence[LayerManifest], trims: Sequence[LayerTrim]) -> dict[str, str]:
+    """Each input unit's text (kept or dropped) by the sha256 its entry in ``layers`` (the
+    manifests of the layers ``trims`` made) records."""
+    texts: dict[str, str] = {}
+    for layer, trim in zip(layers, trims, strict=True):
+        units = trim[0]
+        for entry in layer.units:
+            texts[entry.sha256] = units[entry.index].text
+        for dropped in layer.dropped_units:
+            texts[dropped.sha256] = units[dropped.index].text
+    return texts
+
+
 @dataclass(frozen=True, repr=False)
 class AssembledPrompt:
     """The assembled prompt, its per-layer reports, and a reproducible manifest."""
@@ -119,14 +132,7 @@ class AssembledPrompt:
 
     def input_texts(self) -> dict[str, str]:
         """Every input unit's text (kept or dropped) by the sha256 its manifest entry records."""
-        texts: dict[str, str] = {}
-        for layer, trim in zip(self._record.layers, self._trims, strict=True):
-            units = trim[0]
-            for entry in layer.units:
-                texts[entry.sha256] = units[entry.index].text
-            for dropped in layer.dropped_units:
-                texts[dropped.sha256] = units[dropped.index].text
-        return texts
+        return texts_by_digest(self._record.layers, self._trims)
 
     def manifest_record(self) -> Manifest:
         """The typed manifest (computed on first call, then reused)."""

@@ -30,7 +30,7 @@ from typing import Any
 
 from harness.prompt_assembler._layout import layout_names
 from harness.prompt_assembler._manifest import SCHEMA_VERSION, LayerManifest, manifest_dict
-from harness.prompt_assembler._prompt import AssembledPrompt, memoised_layer
+from harness.prompt_assembler._prompt import AssembledPrompt, memoised_layer, texts_by_digest
 from harness.prompt_assembler._values import LAYER_SEPARATOR, TRUNCATION_MARKER, UNIT_SEPARATOR
 from harness.prompt_assembler.strategies.layer import byte_exact
 
@@ -111,14 +111,7 @@ def layer_times(
 
 def input_texts(prompt: AssembledPrompt, layers: tuple[LayerManifest, ...]) -> dict[str, str]:
     """``prompt.input_texts()``, read through ``layers`` (``shared_layers``)."""
-    texts: dict[str, str] = {}
-    for layer, trim in zip(layers, prompt._trims, strict=True):
-        units = trim[0]
-        for entry in layer.units:
-            texts[entry.sha256] = units[entry.index].text
-        for dropped in layer.dropped_units:
-            texts[dropped.sha256] = units[dropped.index].text
-    return texts
+    return texts_by_digest(layers, prompt._trims)
 
 
 def digest_as(prompt: AssembledPrompt, text: str | None, digest: str) -> str:
