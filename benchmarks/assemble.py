@@ -162,7 +162,7 @@ def small_call_seconds(loops: int, repeat: int) -> float:
     from harness import Unit as U
     from harness import assemble as run  # whichever harness is first on sys.path
 
-    layers = {
+    layers: dict[str, str | list[U]] = {
         "identity": "You are the reviewer. Check every change against the rules below.",
         "business_rules": [
             U(f"rule-{i}", f"Rule {i}: refunds above ${i}00 need approval.") for i in range(5)

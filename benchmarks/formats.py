@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import anyio
-from discovery import deepest_target, generate
+from monorepo import deepest_target, generate
 
 from harness.instruction_files import InstructionFiles, InstructionFilesSettings
 from harness.runtime import Supervisor
