@@ -106,7 +106,7 @@ class Timing:
 
 async def _record_cpu(harness: Harness, samples: int = 256) -> dict[str, float]:
     """Per build, on fresh prompts with a warm ``Written``, what a recorded build adds on the
-    event loop: ``PromptRecord.of`` and ``encode_prompt`` (its row, from the layers it shares
+    event loop: ``PromptRecord`` and ``encode_prompt`` (its row, from the layers it shares
     with the build before, and the prompt's digest, which an unrecorded build never
     computes), of which ``shared_layers`` (the layer memo's lookups); and, for
     comparison, the general path on other fresh prompts (``ManifestRecord.of`` and
@@ -127,7 +127,7 @@ async def _record_cpu(harness: Harness, samples: int = 256) -> dict[str, float]:
         spent["layers"] += clock() - started
     for prompt in prompts:
         started = clock()
-        record = PromptRecord.of(prompt, requested_at=datetime.now(UTC), **context)
+        record = PromptRecord(prompt, requested_at=datetime.now(UTC), **context)
         recorded = clock()
         encode_prompt(record, written)
         encoded = clock()

@@ -123,7 +123,7 @@ def encode_prompt(record: PromptRecord, written: Written) -> Encoded:
     fields["tokenizer_spec"] = record.tokenizer_spec
     fields["budgets"] = shared.budgets
     fields["strategies"] = shared.strategies
-    if record.sections:  # their names were checked by PromptRecord.of
+    if record.sections:  # their names were checked by PromptRecord
         fields.update(record.sections)
     check_columns(fields)
     header = {key: fields.pop(key) for key in _PER_BUILD if key in fields}

@@ -48,7 +48,7 @@ class BuildFacts:
     sections: Mapping[str, Any] | None = None
 
     def fields(self) -> dict[str, Any]:
-        """The keywords ``ManifestRecord.of`` (and ``PromptRecord.of``) takes for them."""
+        """The keywords ``ManifestRecord.of`` (and ``PromptRecord``) takes for them."""
         found = {name: getattr(self, name) for name in self.__slots__}
         found["workspace"] = os.fspath(self.workspace)
         return found
@@ -104,7 +104,7 @@ class Provenance:
         """``prompt`` once durably recorded, carrying its ``manifest_id`` (what
         ``Harness.build`` hands out); ``tokenizer`` is the spec or object it was built with
         (a spec is what rebuilds it on replay), ``about`` what else the manifest says."""
-        record = PromptRecord.of(  # encoded from the layers it shares with earlier builds
+        record = PromptRecord(  # encoded from the layers it shares with earlier builds
             prompt,
             requested_at=requested_at,
             tokenizer_spec=tokenizer if isinstance(tokenizer, str) else None,

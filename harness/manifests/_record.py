@@ -86,8 +86,7 @@ class ManifestRecord:
         ``sections`` are further named, JSON-ready parts of the build (``tools``: the tool
         catalogs' digests and blocked tools); a name the manifest already has is refused.
         """
-        if requested_at.tzinfo is None:
-            raise ArgumentError("requested_at must be timezone-aware (e.g. datetime.now(UTC))")
+        _check_requested_at(requested_at)
         typed = prompt.manifest_record()
         manifest = typed.to_dict_with_layers(prompt.layer_dicts())
         texts = prompt.input_texts()
@@ -108,7 +107,7 @@ class ManifestRecord:
         )
         for name, value in (sections or {}).items():
             if name in manifest:
-                raise ArgumentError(f"section {name!r} would replace the manifest's own key")
+                _refuse_section(name)
             manifest[name] = value
         return cls(manifest=manifest, texts=texts)
 
@@ -116,12 +115,12 @@ class ManifestRecord:
 @dataclass(frozen=True, slots=True)
 class PromptRecord:
     """One build to record, not yet made a manifest: its prompt and the context
-    ``ManifestRecord.of`` takes, checked as it checks them. A store encodes it straight from
-    the layers it shares with earlier builds (``_prompt_codec``); ``manifest_record()`` is the
-    same build as a ``ManifestRecord``, which a store writes byte for byte alike."""
+    ``ManifestRecord.of`` takes (its keywords are these fields), checked as it checks them. A
+    store encodes it straight from the layers it shares with earlier builds
+    (``_prompt_codec``); ``manifest_record()`` is the same build as a ``ManifestRecord``,
+    which a store writes byte for byte alike. ``manifest_id`` left empty: a new one."""
 
     prompt: AssembledPrompt
-    manifest_id: str
     workspace: str
     agent: str
     project_id: str | None
@@ -129,55 +128,32 @@ class PromptRecord:
     tokenizer_spec: str | None
     targets: Sequence[Any] = ()
     imports: Mapping[str, Sequence[tuple[str, str]]] | None = None
+    manifest_id: str = ""
     sections: Mapping[str, Any] | None = None
 
-    @classmethod
-    def of(
-        cls,
-        prompt: AssembledPrompt,
-        *,
-        workspace: str,
-        agent: str,
-        project_id: str | None,
-        requested_at: datetime,
-        tokenizer_spec: str | None,
-        targets: Sequence[Any] = (),
-        imports: Mapping[str, Sequence[tuple[str, str]]] | None = None,
-        manifest_id: str | None = None,
-        sections: Mapping[str, Any] | None = None,
-    ) -> PromptRecord:
-        """As ``ManifestRecord.of`` (the same arguments, the same ``ArgumentError``s)."""
-        if requested_at.tzinfo is None:
-            raise ArgumentError("requested_at must be timezone-aware (e.g. datetime.now(UTC))")
-        if sections:
-            taken = {*manifest_fields(prompt), "layers", *CONTEXT_FIELDS}
-            for name in sections:
+    def __post_init__(self) -> None:
+        _check_requested_at(self.requested_at)
+        if self.sections:
+            taken = {*manifest_fields(self.prompt), "layers", *CONTEXT_FIELDS}
+            for name in self.sections:
                 if name in taken:
-                    raise ArgumentError(f"section {name!r} would replace the manifest's own key")
-        return cls(
-            prompt,
-            manifest_id if manifest_id is not None else new_manifest_id(),
-            workspace,
-            agent,
-            project_id,
-            requested_at,
-            tokenizer_spec,
-            targets,
-            imports,
-            sections,
-        )
+                    _refuse_section(name)
+        if not self.manifest_id:
+            object.__setattr__(self, "manifest_id", new_manifest_id())  # frozen
 
     def manifest_record(self) -> ManifestRecord:
         """This build as a ``ManifestRecord`` (what the general encoding takes)."""
-        return ManifestRecord.of(
-            self.prompt,
-            workspace=self.workspace,
-            agent=self.agent,
-            project_id=self.project_id,
-            requested_at=self.requested_at,
-            tokenizer_spec=self.tokenizer_spec,
-            targets=self.targets,
-            imports=self.imports,
-            manifest_id=self.manifest_id,
-            sections=self.sections,
-        )
+        context = {name: getattr(self, name) for name in _CONTEXT_ARGUMENTS}
+        return ManifestRecord.of(self.prompt, **context)
+
+
+_CONTEXT_ARGUMENTS = tuple(name for name in PromptRecord.__slots__ if name != "prompt")
+
+
+def _check_requested_at(requested_at: datetime) -> None:
+    if requested_at.tzinfo is None:
+        raise ArgumentError("requested_at must be timezone-aware (e.g. datetime.now(UTC))")
+
+
+def _refuse_section(name: str) -> None:
+    raise ArgumentError(f"section {name!r} would replace the manifest's own key")

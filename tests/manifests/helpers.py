@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Mapping
 from contextlib import closing
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,21 @@ def sample_layers() -> dict[str, Any]:
         ],
         "business_rules": [Unit("rules:1", "Never log card numbers.")],
         "task_state": [Unit("goal", "Ship the refund endpoint."), Unit("next", "Tests.")],
+    }
+
+
+def timed_layers(files_at: datetime | None, read_at: datetime) -> dict[str, Any]:
+    """Layers whose units carry read times: the identity, two instruction files read at
+    ``files_at``, and a project_context overview read at ``read_at`` (a test adds the rest)."""
+    return {
+        "identity": "You are the reviewer.",
+        "instruction_files": [
+            Unit("AGENTS.md", "Root rules.", "AGENTS.md", version="v1", observed_at=files_at),
+            Unit("db:acme", "Like acme.", "db:acme", observed_at=files_at),
+        ],
+        "project_context": [
+            Unit(".AGENTS/a.md", "Overview. " * 30, ".AGENTS/a.md", observed_at=read_at),
+        ],
     }
 
 

@@ -15,23 +15,17 @@ from hypothesis import strategies as st
 from harness import Unit, assemble
 from harness.manifests import _codec as codec
 from harness.manifests._record import ManifestRecord
+from tests.manifests.helpers import timed_layers
 
 START = datetime(2026, 12, 1, 10, 0, tzinfo=UTC)
 
 
 def _layers(step: int, read_at: datetime, files_at: datetime, rules: int) -> dict[str, Any]:
-    return {
-        "identity": "You are the reviewer.",
-        "instruction_files": [
-            Unit("AGENTS.md", "Root rules.", "AGENTS.md", version="v1", observed_at=files_at),
-            Unit("db:acme", "Like acme.", "db:acme", observed_at=files_at),
-        ],
-        "project_context": [
-            Unit(".AGENTS/a.md", "Overview. " * 30, ".AGENTS/a.md", observed_at=read_at),
-            Unit(".AGENTS/b.md", f"Glossary {step % 2}.", ".AGENTS/b.md", observed_at=read_at),
-        ],
-        "business_rules": [Unit(f"rules:{i}", f"Rule {i}.") for i in range(rules)],
-    }
+    layers = timed_layers(files_at, read_at)
+    glossary = Unit(".AGENTS/b.md", f"Glossary {step % 2}.", ".AGENTS/b.md", observed_at=read_at)
+    layers["project_context"].append(glossary)
+    layers["business_rules"] = [Unit(f"rules:{i}", f"Rule {i}.") for i in range(rules)]
+    return layers
 
 
 def _record(step: int, read_at: datetime, files_at: datetime, rules: int) -> ManifestRecord:

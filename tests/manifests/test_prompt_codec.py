@@ -30,6 +30,7 @@ from harness.prompt_assembler import AssembledPrompt, AssemblyCache
 from harness.prompt_assembler._shared import shared_layers
 from harness.tools import PinStore, ToolCatalog, ToolPolicy, tools_record
 from tests.cli import ACME, ACME_DB
+from tests.manifests.helpers import timed_layers
 from tests.tools.server import INITIAL_TOOLS
 
 START = datetime(2026, 12, 1, 10, 0, tzinfo=UTC)
@@ -59,25 +60,20 @@ def _layers(step: Step, files_at: datetime | None) -> dict[str, Any]:
     read_at = (START + timedelta(seconds=step.seconds, microseconds=step.seconds)).astimezone(
         ZONES[step.zone]
     )
-    return {
-        "identity": "You are the reviewer.",
-        "instruction_files": [
-            Unit("AGENTS.md", "Root rules.", "AGENTS.md", version="v1", observed_at=files_at),
-            Unit("db:acme", "Like acme.", "db:acme", observed_at=files_at),
-        ],
-        "project_context": [
-            Unit(".AGENTS/a.md", "Overview. " * 30, ".AGENTS/a.md", observed_at=read_at),
-            Unit(
-                ".AGENTS/b.md",
-                f"Glossary {step.glossary}.",
-                ".AGENTS/b.md",
-                observed_at=read_at + timedelta(microseconds=7),
-            ),
-            Unit(".AGENTS/c.md", "No time.", ".AGENTS/c.md"),
-        ],
-        "business_rules": [Unit(f"rules:{i}", f"Rule {i}. " * (i + 1)) for i in range(step.rules)],
-        "task_state": "Step 2 of 5.",
-    }
+    layers = timed_layers(files_at, read_at)
+    layers["project_context"] += [
+        Unit(
+            ".AGENTS/b.md",
+            f"Glossary {step.glossary}.",
+            ".AGENTS/b.md",
+            observed_at=read_at + timedelta(microseconds=7),
+        ),
+        Unit(".AGENTS/c.md", "No time.", ".AGENTS/c.md"),
+    ]
+    rules = [Unit(f"rules:{i}", f"Rule {i}. " * (i + 1)) for i in range(step.rules)]
+    layers["business_rules"] = rules
+    layers["task_state"] = "Step 2 of 5."
+    return layers
 
 
 def _prompt(step: Step, files_at: datetime | None, cache: AssemblyCache) -> AssembledPrompt:
@@ -144,7 +140,7 @@ def test_encoding_from_the_prompt_writes_what_the_record_writes(
             files_at = START + timedelta(seconds=n)
         prompt = _prompt(step, files_at, cache)
         context = _context(step, n)
-        encoded = encode_prompt(PromptRecord.of(prompt, **context), fast)
+        encoded = encode_prompt(PromptRecord(prompt, **context), fast)
         # The general path, from a store that has seen nothing, and from one that saw the same
         # builds: the same bytes in the same order.
         record = ManifestRecord.of(prompt, **context)
@@ -177,7 +173,7 @@ def test_builds_sharing_their_layers_share_their_encoded_parts() -> None:
     step = Step(0, 0, False, 0, 2, 400, 400, True, False, False, 0, True, "/srv/acme")
     written = codec.Written()
     first, second = (
-        encode_prompt(PromptRecord.of(_prompt(step, START, cache), **_context(step, n)), written)
+        encode_prompt(PromptRecord(_prompt(step, START, cache), **_context(step, n)), written)
         for n in (2, 4)
     )
     layers = shared_layers(_prompt(step, START, cache))
@@ -191,10 +187,10 @@ def test_a_bad_workspace_path_fails_only_its_own_build() -> None:
     step = Step(0, 0, False, 0, 2, 400, 400, True, False, False, 0, True, "/srv/caf\udce9")
     written = codec.Written()
     with pytest.raises(ManifestStoreError, match=r"workspace path .* is not valid UTF-8"):
-        encode_prompt(PromptRecord.of(_prompt(step, START, cache), **_context(step, 1)), written)
+        encode_prompt(PromptRecord(_prompt(step, START, cache), **_context(step, 1)), written)
     good = dataclasses.replace(step, workspace="/srv/acme")
     prompt = _prompt(good, START, cache)
-    encoded = encode_prompt(PromptRecord.of(prompt, **_context(good, 2)), written)
+    encoded = encode_prompt(PromptRecord(prompt, **_context(good, 2)), written)
     reference = codec.encode_one(ManifestRecord.of(prompt, **_context(good, 2)), codec.Written())
     assert _dumped(encoded) == _dumped(reference)
 
@@ -207,7 +203,7 @@ def test_a_section_named_like_a_manifest_key_is_refused_as_by_the_record(name: s
     with pytest.raises(ValueError, match="would replace the manifest's own key") as general:
         ManifestRecord.of(prompt, **context)
     with pytest.raises(type(general.value), match="would replace the manifest's own key"):
-        PromptRecord.of(prompt, **context)
+        PromptRecord(prompt, **context)
 
 
 def test_an_empty_prompt_first_is_hashed_not_taken_for_a_known_text() -> None:
@@ -216,7 +212,7 @@ def test_an_empty_prompt_first_is_hashed_not_taken_for_a_known_text() -> None:
     context = _context(Step(0, 0, False, 0, 0, 4, 4, False, False, False, 0, True, "/w"), 2)
     for layers in ({}, {"identity": "You are the reviewer."}, {}):
         prompt = assemble(layers, cache=cache)
-        encoded = encode_prompt(PromptRecord.of(prompt, **context), written)
+        encoded = encode_prompt(PromptRecord(prompt, **context), written)
         reference = codec.encode_one(ManifestRecord.of(prompt, **context), codec.Written())
         assert _dumped(encoded) == _dumped(reference)
         assert prompt.digest == hashlib.sha256(prompt.text.encode()).hexdigest()
@@ -280,6 +276,6 @@ async def test_a_closed_store_keeps_no_text_of_the_last_build(tmp_path: Path) ->
     prompt = _prompt(step, START, AssemblyCache())
     with anyio.fail_after(10):
         async with ManifestStore.open(tmp_path / "m.db", create=True) as store:
-            await store.record(PromptRecord.of(prompt, **_context(step, 2)))
+            await store.record(PromptRecord(prompt, **_context(step, 2)))
             assert store._written.shared is not None  # the shared parts of the last build
     assert store._written.shared is None
